@@ -1,0 +1,47 @@
+-- The durable state of the exchange. The server applies this file at start-up (every
+-- statement is idempotent) and keeps its in-memory engine in step with these tables.
+-- Money and shares are NUMERIC: exact decimals, never floating point.
+
+CREATE TABLE IF NOT EXISTS accounts (
+  id        TEXT PRIMARY KEY CHECK (id ~ '^[0-9]+$'),
+  balance   NUMERIC NOT NULL CHECK (balance >= 0),    -- cash not reserved by open buys
+  deposited NUMERIC NOT NULL CHECK (deposited >= 0)   -- cash the account was created with
+);
+
+CREATE TABLE IF NOT EXISTS symbols (
+  sym TEXT PRIMARY KEY CHECK (sym ~ '^[A-Za-z0-9]+$')
+);
+
+CREATE TABLE IF NOT EXISTS positions (
+  account_id TEXT NOT NULL REFERENCES accounts (id),
+  symbol     TEXT NOT NULL REFERENCES symbols (sym),
+  amount     NUMERIC NOT NULL CHECK (amount >= 0),    -- shares not reserved by open sells
+  granted    NUMERIC NOT NULL CHECK (granted >= 0),   -- shares ever created by <create>
+  PRIMARY KEY (account_id, symbol)
+);
+
+-- Order ids are assigned by the server in arrival order and never reused: at start-up it
+-- continues after the largest stored id (an id is only ever shown once its row committed).
+CREATE TABLE IF NOT EXISTS orders (
+  id          BIGINT PRIMARY KEY,
+  account_id  TEXT NOT NULL REFERENCES accounts (id),
+  symbol      TEXT NOT NULL REFERENCES symbols (sym),
+  amount      NUMERIC NOT NULL CHECK (amount <> 0),   -- as placed: > 0 buys, < 0 sells
+  limit_price NUMERIC NOT NULL CHECK (limit_price > 0),
+  open_amount NUMERIC NOT NULL CHECK (open_amount >= 0 AND open_amount <= abs(amount)),
+  created_at  BIGINT NOT NULL,                        -- seconds since the Unix epoch
+  canceled_at BIGINT                                  -- set: open_amount was canceled
+);
+CREATE INDEX IF NOT EXISTS orders_by_account ON orders (account_id);
+
+CREATE TABLE IF NOT EXISTS executions (
+  id          BIGINT PRIMARY KEY,
+  buy_order   BIGINT NOT NULL REFERENCES orders (id),
+  sell_order  BIGINT NOT NULL REFERENCES orders (id),
+  shares      NUMERIC NOT NULL CHECK (shares > 0),
+  price       NUMERIC NOT NULL CHECK (price > 0),
+  executed_at BIGINT NOT NULL
+);
+-- The foreign keys above are checked through these (and queries list an order's fills).
+CREATE INDEX IF NOT EXISTS executions_by_buy ON executions (buy_order);
+CREATE INDEX IF NOT EXISTS executions_by_sell ON executions (sell_order);

@@ -1,0 +1,38 @@
+#pragma once
+// One request's way through the server, independent of how threads and sockets are arranged:
+// parse, apply to the engine under its lock, hand the effects to the group commit, render,
+// and release the reply only once everything it reflects is durable.
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <boost/thread/shared_mutex.hpp>
+
+#include "exchange/engine.hpp"
+#include "store/batcher.hpp"
+
+namespace app {
+
+class RequestHandler {
+ public:
+  using Reply = std::function<void(std::string xml)>;
+
+  RequestHandler(exchange::Engine& engine, store::Batcher& batcher);
+
+  // Calls `done` exactly once with the reply document: inline, or later on the store's writer
+  // thread. Never blocks on the database.
+  void handle(std::string_view payload, Reply done);
+  // The same, waiting for the reply (for thread-per-connection models).
+  std::string handle_blocking(std::string_view payload);
+
+  // The engine's lock: exclusive for changes, shared for read-only requests. Recovery after a
+  // failed write takes it exclusively.
+  boost::shared_mutex& engine_lock() { return engine_lock_; }
+
+ private:
+  exchange::Engine& engine_;
+  store::Batcher& batcher_;
+  boost::shared_mutex engine_lock_;
+};
+
+}  // namespace app

@@ -1,0 +1,43 @@
+#pragma once
+// The asynchronous half shared by the event-loop models: a Boost.Asio io_context that accepts
+// connections and frames their requests. Each model decides what happens to a framed request
+// (run it inline, queue it for workers, ...) through the DispatchFn.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include <boost/asio.hpp>
+
+#include "net/async_connection.hpp"
+#include "net/listener.hpp"
+
+namespace concurrency {
+
+class EventLoop {
+ public:
+  EventLoop(net::Listener& listener, const net::ConnectionLimits& limits,
+            net::AsyncConnection::DispatchFn dispatch);
+
+  // Runs the loop on the calling thread until stop() and the last connection closes.
+  void run();
+  // Thread-safe: stops accepting and closes connections as soon as they are idle.
+  void stop();
+  boost::asio::io_context& io() { return io_; }
+  std::size_t open_connections() const { return open_connections_; }
+
+ private:
+  void accept();
+
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  net::ConnectionLimits limits_;
+  net::AsyncConnection::DispatchFn dispatch_;
+  std::mutex mutex_;
+  std::set<std::weak_ptr<net::AsyncConnection>,
+           std::owner_less<std::weak_ptr<net::AsyncConnection>>>
+      connections_;
+  std::atomic<std::size_t> open_connections_{0};
+};
+
+}  // namespace concurrency

@@ -1,0 +1,41 @@
+#pragma once
+// A concurrency model decides which threads accept connections, read requests, run the
+// handler and write replies. Every model serves the same RequestHandler; adding one means one
+// new file and one line in models.cpp.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/request_handler.hpp"
+#include "net/framing.hpp"
+#include "net/listener.hpp"
+
+namespace concurrency {
+
+struct ModelOptions {
+  unsigned threads = 4;  // pool size, for models that have one
+  net::ConnectionLimits limits;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Serves connections until stop(); returns once every accepted request is answered.
+  virtual void run(net::Listener& listener, app::RequestHandler& handler) = 0;
+  // Stops accepting and lets run() return. Thread-safe; called from the signal thread.
+  virtual void stop() = 0;
+};
+
+struct ModelInfo {
+  std::string name;
+  std::string description;  // one line, for --help
+  std::function<std::unique_ptr<Model>(const ModelOptions&)> make;
+};
+
+// Every model, in the order --help lists them.
+const std::vector<ModelInfo>& all_models();
+// Null if no model has that name.
+const ModelInfo* find_model(const std::string& name);
+
+}  // namespace concurrency

@@ -1,0 +1,63 @@
+// Thread per client: the accepting thread spawns one thread per connection, which reads,
+// handles and answers every request on it with blocking calls, then exits.
+#include <sys/socket.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+
+#include <boost/thread/thread.hpp>
+
+#include "concurrency/model.hpp"
+#include "net/blocking_connection.hpp"
+
+namespace concurrency {
+namespace {
+
+class PerClient : public Model {
+ public:
+  explicit PerClient(const ModelOptions& options) : options_(options) {}
+
+  void run(net::Listener& listener, app::RequestHandler& handler) override {
+    while (!stopping_) {
+      int fd = listener.accept_for(std::chrono::milliseconds(100));
+      if (fd < 0) continue;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        open_.insert(fd);
+      }
+      boost::thread([this, fd, &handler] {
+        net::BlockingConnection conn(fd, options_.limits);
+        net::serve_blocking(conn, [&handler](const std::string& payload) {
+          return handler.handle_blocking(payload);
+        });
+        // Leaves the set before `conn` closes the descriptor, which may then be reused.
+        std::lock_guard<std::mutex> lock(mutex_);
+        open_.erase(fd);
+        if (open_.empty()) all_closed_.notify_all();
+      }).detach();
+    }
+    // Wake threads waiting for a next request; one being handled still gets its reply out.
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (int fd : open_) ::shutdown(fd, SHUT_RD);
+    all_closed_.wait(lock, [this] { return open_.empty(); });
+  }
+
+  void stop() override { stopping_ = true; }
+
+ private:
+  ModelOptions options_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::condition_variable all_closed_;
+  std::set<int> open_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_per_client(const ModelOptions& options) {
+  return std::make_unique<PerClient>(options);
+}
+
+}  // namespace concurrency

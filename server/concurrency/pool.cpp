@@ -1,0 +1,89 @@
+// Fixed pool, half-sync/half-async: the event loop reads and frames requests on one thread and
+// queues them; --threads pre-started workers take them off the queue and run the handler.
+// Workers never wait for the database: the reply goes back to the event loop when its batch
+// commits, so a worker is busy only while a request is parsed, applied and rendered.
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include <boost/thread/thread.hpp>
+
+#include "concurrency/event_loop.hpp"
+#include "concurrency/model.hpp"
+
+namespace concurrency {
+namespace {
+
+class Pool : public Model {
+ public:
+  explicit Pool(const ModelOptions& options) : options_(options) {}
+
+  void run(net::Listener& listener, app::RequestHandler& handler) override {
+    EventLoop loop(listener, options_.limits,
+                   [this](std::string payload, net::AsyncConnection::ReplyFn reply) {
+                     {
+                       std::lock_guard<std::mutex> lock(mutex_);
+                       queue_.push_back({std::move(payload), std::move(reply)});
+                     }
+                     ready_.notify_one();
+                   });
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      loop_ = &loop;
+      if (stopping_) loop.stop();
+    }
+    boost::thread_group workers;
+    for (unsigned i = 0; i < std::max(1u, options_.threads); ++i)
+      workers.create_thread([this, &handler] { work(handler); });
+    loop.run();  // returns when stopped and every connection has closed
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      loop_ = nullptr;
+      workers_done_ = true;
+    }
+    ready_.notify_all();
+    workers.join_all();
+  }
+
+  void stop() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    if (loop_) loop_->stop();
+  }
+
+ private:
+  struct Job {
+    std::string payload;
+    net::AsyncConnection::ReplyFn reply;
+  };
+
+  void work(app::RequestHandler& handler) {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [this] { return workers_done_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      handler.handle(job.payload, std::move(job.reply));
+    }
+  }
+
+  ModelOptions options_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Job> queue_;
+  EventLoop* loop_ = nullptr;
+  bool stopping_ = false;
+  bool workers_done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_pool(const ModelOptions& options) {
+  return std::make_unique<Pool>(options);
+}
+
+}  // namespace concurrency

@@ -1,0 +1,22 @@
+#pragma once
+// An account's money and holdings. Cash and positions never go below zero: what open orders
+// reserve has already been taken out of them.
+#include <string>
+#include <unordered_map>
+
+#include "exchange/decimal.hpp"
+
+namespace exchange {
+
+struct Position {
+  Decimal amount;   // shares held and not reserved by open sells
+  Decimal granted;  // shares ever created for this position by <create>
+};
+
+struct Account {
+  Decimal cash;       // available, not reserved by open buys
+  Decimal deposited;  // the balance it was created with
+  std::unordered_map<std::string, Position> positions;
+};
+
+}  // namespace exchange

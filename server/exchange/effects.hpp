@@ -1,0 +1,61 @@
+#pragma once
+// The durable consequences of applying a request: rows to write. The engine appends a row each
+// time it changes something; a later row for the same key supersedes an earlier one, so the
+// store can merge many requests into one write by keeping the last row per key.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exchange/decimal.hpp"
+#include "exchange/types.hpp"
+
+namespace exchange {
+
+struct AccountRow {
+  std::string id;
+  Decimal balance;
+  Decimal deposited;  // cash ever deposited; fixed at creation, kept for the conservation check
+};
+
+struct PositionRow {
+  std::string account;
+  std::string symbol;
+  Decimal amount;
+  Decimal granted;  // shares ever created by <create> for this position
+};
+
+struct OrderRow {
+  OrderId id = 0;
+  std::string account;
+  std::string symbol;
+  Decimal amount;
+  Decimal limit;
+  Decimal open;
+  std::int64_t created_at = 0;
+  std::optional<std::int64_t> canceled_at;
+};
+
+struct ExecutionRow {
+  std::int64_t id = 0;
+  OrderId buy_order = 0;
+  OrderId sell_order = 0;
+  Decimal shares;
+  Decimal price;
+  std::int64_t time = 0;
+};
+
+struct Effects {
+  std::vector<std::string> symbols;  // created
+  std::vector<AccountRow> accounts;
+  std::vector<PositionRow> positions;
+  std::vector<OrderRow> orders;
+  std::vector<ExecutionRow> executions;
+
+  bool empty() const {
+    return symbols.empty() && accounts.empty() && positions.empty() && orders.empty() &&
+           executions.empty();
+  }
+};
+
+}  // namespace exchange

@@ -1,0 +1,215 @@
+#include "exchange/engine.hpp"
+
+#include <algorithm>
+
+namespace exchange {
+
+std::string Engine::create_account(const std::string& id, Decimal balance, Effects& fx) {
+  if (balance.is_negative()) return "Balance must not be negative";
+  auto [it, inserted] = accounts_.try_emplace(id);
+  if (!inserted) return "Account already exists";
+  it->second.cash = balance;
+  it->second.deposited = balance;
+  record(it->second, id, fx);
+  return {};
+}
+
+std::string Engine::add_shares(const std::string& symbol, const std::string& account,
+                               Decimal shares, Effects& fx) {
+  if (!shares.is_positive()) return "Amount must be positive";
+  auto acct = accounts_.find(account);
+  if (acct == accounts_.end()) return "Unknown account";
+  if (books_.try_emplace(symbol).second) fx.symbols.push_back(symbol);
+  Position& pos = acct->second.positions[symbol];
+  pos.amount += shares;
+  pos.granted += shares;
+  record_position(account, symbol, pos, fx);
+  return {};
+}
+
+Engine::Placed Engine::place_order(const std::string& account, const std::string& symbol,
+                                   Decimal amount, Decimal limit, std::int64_t now, Effects& fx) {
+  if (amount.is_zero()) return {"Amount must not be zero"};
+  if (!limit.is_positive()) return {"Limit must be positive"};
+  auto acct_it = accounts_.find(account);
+  if (acct_it == accounts_.end()) return {"Unknown account"};
+  auto book_it = books_.find(symbol);
+  if (book_it == books_.end()) return {"Unknown symbol"};
+  Account& acct = acct_it->second;
+
+  // Reserve first: the reservation and the opening of the order are one step.
+  if (amount.is_positive()) {
+    Decimal cost = amount * limit;
+    if (acct.cash < cost)
+      return {"Insufficient funds: order needs " + cost.to_string() + ", balance is " +
+              acct.cash.to_string()};
+    acct.cash -= cost;
+    record(acct, account, fx);
+  } else {
+    auto pos = acct.positions.find(symbol);
+    Decimal held = pos == acct.positions.end() ? Decimal() : pos->second.amount;
+    if (held < amount.abs())
+      return {"Insufficient shares: order sells " + amount.abs().to_string() + ", position is " +
+              held.to_string()};
+    pos->second.amount -= amount.abs();
+    record_position(account, symbol, pos->second, fx);
+  }
+
+  OrderId id = next_order_id_++;
+  Order& order = orders_[id];
+  order.id = id;
+  order.account = account;
+  order.symbol = symbol;
+  order.amount = amount;
+  order.limit = limit;
+  order.open = amount.abs();
+  order.created_at = now;
+
+  OrderBook& book = book_it->second;
+  while (order.open.is_positive()) {
+    Order* resting = book.best_match(order);
+    if (!resting) break;
+    Decimal shares = min(order.open, resting->open);
+    // The resting order sets the price.
+    if (order.is_buy())
+      execute(order, *resting, shares, resting->limit, now, fx);
+    else
+      execute(*resting, order, shares, resting->limit, now, fx);
+    if (!resting->open.is_positive()) book.remove(*resting);
+    record(*resting, fx);
+  }
+  if (order.open.is_positive()) book.add(order);
+  record(order, fx);
+  return {{}, id};
+}
+
+void Engine::execute(Order& buy, Order& sell, Decimal shares, Decimal price, std::int64_t now,
+                     Effects& fx) {
+  Account& buyer = accounts_.at(buy.account);
+  Account& seller = accounts_.at(sell.account);
+  seller.cash += shares * price;
+  // The buyer reserved at its limit; what it did not need to pay goes back.
+  buyer.cash += shares * (buy.limit - price);
+  Position& pos = buyer.positions[buy.symbol];
+  pos.amount += shares;
+  buy.open -= shares;
+  sell.open -= shares;
+  buy.fills.push_back({shares, price, now});
+  sell.fills.push_back({shares, price, now});
+
+  record(seller, sell.account, fx);
+  if (buy.account != sell.account) record(buyer, buy.account, fx);
+  record_position(buy.account, buy.symbol, pos, fx);
+  fx.executions.push_back({next_execution_id_++, buy.id, sell.id, shares, price, now});
+}
+
+const Order* Engine::find_own_order(const std::string& account, OrderId id) const {
+  auto it = orders_.find(id);
+  if (it == orders_.end() || it->second.account != account) return nullptr;
+  return &it->second;
+}
+
+std::string Engine::cancel(const std::string& account, OrderId id, std::int64_t now,
+                           Effects& fx, OrderStatus& status) {
+  auto it = orders_.find(id);
+  if (it == orders_.end() || it->second.account != account)
+    return "No such order for this account";
+  Order& order = it->second;
+  if (!order.is_open()) return "Order has nothing open to cancel";
+
+  books_.at(order.symbol).remove(order);
+  Account& acct = accounts_.at(account);
+  if (order.is_buy()) {
+    acct.cash += order.open * order.limit;
+    record(acct, account, fx);
+  } else {
+    Position& pos = acct.positions[order.symbol];
+    pos.amount += order.open;
+    record_position(account, order.symbol, pos, fx);
+  }
+  order.canceled_at = now;
+  record(order, fx);
+  status = status_of(order);
+  return {};
+}
+
+OrderStatus Engine::status_of(const Order& order) {
+  OrderStatus s;
+  s.id = order.id;
+  if (order.canceled_at) {
+    s.canceled_shares = order.open;
+    s.canceled_at = *order.canceled_at;
+  } else {
+    s.open = order.open;
+  }
+  s.fills = order.fills;
+  return s;
+}
+
+const Account* Engine::account(const std::string& id) const {
+  auto it = accounts_.find(id);
+  return it == accounts_.end() ? nullptr : &it->second;
+}
+
+void Engine::record(const Account& acct, const std::string& id, Effects& fx) const {
+  fx.accounts.push_back({id, acct.cash, acct.deposited});
+}
+
+void Engine::record_position(const std::string& account, const std::string& symbol,
+                             const Position& pos, Effects& fx) const {
+  fx.positions.push_back({account, symbol, pos.amount, pos.granted});
+}
+
+void Engine::record(const Order& order, Effects& fx) {
+  fx.orders.push_back({order.id, order.account, order.symbol, order.amount, order.limit,
+                       order.open, order.created_at, order.canceled_at});
+}
+
+void Engine::load_symbol(const std::string& symbol) { books_.try_emplace(symbol); }
+
+void Engine::load_account(const AccountRow& row) {
+  Account& acct = accounts_[row.id];
+  acct.cash = row.balance;
+  acct.deposited = row.deposited;
+}
+
+void Engine::load_position(const PositionRow& row) {
+  accounts_.at(row.account).positions[row.symbol] = {row.amount, row.granted};
+}
+
+void Engine::load_order(const OrderRow& row) {
+  Order& order = orders_[row.id];
+  order.id = row.id;
+  order.account = row.account;
+  order.symbol = row.symbol;
+  order.amount = row.amount;
+  order.limit = row.limit;
+  order.open = row.open;
+  order.created_at = row.created_at;
+  order.canceled_at = row.canceled_at;
+  next_order_id_ = std::max(next_order_id_, row.id + 1);
+}
+
+void Engine::load_execution(const ExecutionRow& row) {
+  Fill fill{row.shares, row.price, row.time};
+  orders_.at(row.buy_order).fills.push_back(fill);
+  orders_.at(row.sell_order).fills.push_back(fill);
+  next_execution_id_ = std::max(next_execution_id_, row.id + 1);
+}
+
+void Engine::finish_loading() {
+  // Ids grow with arrival, so resting orders in id order restores time priority.
+  std::vector<Order*> open;
+  for (auto& [id, order] : orders_)
+    if (order.is_open()) open.push_back(&order);
+  std::sort(open.begin(), open.end(), [](Order* a, Order* b) { return a->id < b->id; });
+  for (Order* order : open) books_.at(order->symbol).add(*order);
+}
+
+void Engine::clear() {
+  accounts_.clear();
+  books_.clear();
+  orders_.clear();
+}
+
+}  // namespace exchange

@@ -1,0 +1,73 @@
+#pragma once
+// The matching engine: accounts, positions and one order book per symbol, all in memory.
+// Pure and single-threaded: callers serialise access (the request handler holds a lock). Every
+// mutating call appends the rows it changed to an Effects, which the store makes durable.
+// It knows nothing of sockets, XML or SQL.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "exchange/accounts.hpp"
+#include "exchange/effects.hpp"
+#include "exchange/order_book.hpp"
+#include "exchange/types.hpp"
+
+namespace exchange {
+
+class Engine {
+ public:
+  // Each returns an empty string on success, otherwise the error message for the reply.
+  std::string create_account(const std::string& id, Decimal balance, Effects& fx);
+  // Creates the symbol if needed and adds `shares` (> 0) to the account's position.
+  std::string add_shares(const std::string& symbol, const std::string& account, Decimal shares,
+                         Effects& fx);
+
+  struct Placed {
+    std::string error;
+    OrderId id = 0;
+  };
+  // Reserves cash (buy) or shares (sell), opens the order and matches it.
+  Placed place_order(const std::string& account, const std::string& symbol, Decimal amount,
+                     Decimal limit, std::int64_t now, Effects& fx);
+
+  // The order if it exists and belongs to `account`; never reveals other accounts' orders.
+  const Order* find_own_order(const std::string& account, OrderId id) const;
+  // Cancels the open remainder and refunds its reservation. On success fills `status`.
+  std::string cancel(const std::string& account, OrderId id, std::int64_t now, Effects& fx,
+                     OrderStatus& status);
+  static OrderStatus status_of(const Order& order);
+
+  bool has_account(const std::string& id) const { return accounts_.count(id) != 0; }
+  const Account* account(const std::string& id) const;
+  bool has_symbol(const std::string& symbol) const { return books_.count(symbol) != 0; }
+
+  // Start-up: rebuild state from stored rows. Orders must come in id order and executions in
+  // id order after their orders; finish_loading() then rests open orders on their books.
+  void load_symbol(const std::string& symbol);
+  void load_account(const AccountRow& row);
+  void load_position(const PositionRow& row);
+  void load_order(const OrderRow& row);
+  void load_execution(const ExecutionRow& row);
+  void finish_loading();
+  // Forgets everything but the id counters (ids are never reused within a run).
+  void clear();
+
+  OrderId next_order_id() const { return next_order_id_; }
+  std::size_t order_count() const { return orders_.size(); }
+
+ private:
+  void execute(Order& buy, Order& sell, Decimal shares, Decimal price, std::int64_t now,
+               Effects& fx);
+  void record(const Account& acct, const std::string& id, Effects& fx) const;
+  void record_position(const std::string& account, const std::string& symbol,
+                       const Position& pos, Effects& fx) const;
+  static void record(const Order& order, Effects& fx);
+
+  std::unordered_map<std::string, Account> accounts_;
+  std::unordered_map<std::string, OrderBook> books_;
+  std::unordered_map<OrderId, Order> orders_;
+  OrderId next_order_id_ = 1;
+  std::int64_t next_execution_id_ = 1;
+};
+
+}  // namespace exchange

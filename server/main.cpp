@@ -1,0 +1,185 @@
+// exchange-server: flags -> configuration -> load state from PostgreSQL -> serve with the
+// chosen concurrency model until SIGINT/SIGTERM -> finish in-flight requests -> exit 0.
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <boost/program_options.hpp>
+
+#include "app/request_handler.hpp"
+#include "concurrency/model.hpp"
+#include "net/listener.hpp"
+#include "schema_sql.hpp"
+#include "store/batcher.hpp"
+#include "store/database.hpp"
+
+namespace po = boost::program_options;
+
+namespace {
+
+struct Config {
+  std::string bind = "0.0.0.0";
+  unsigned port = 12345;
+  std::string db;
+  std::string model = "pool";
+  unsigned threads = 4;
+  bool reset = false;
+  std::string schema_path;
+  std::size_t max_request_bytes = 1 << 20;
+  unsigned read_timeout_ms = 30000;
+};
+
+std::string models_help() {
+  std::string out = "concurrency model:";
+  for (const auto& m : concurrency::all_models()) out += "\n  " + m.name + ": " + m.description;
+  return out;
+}
+
+// Returns false (after printing) when the process should exit with `exit_code`.
+bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
+  po::options_description opts("exchange-server: the order-matching exchange (XML over TCP)");
+  opts.add_options()("help,h", "show this help and exit")(
+      "port", po::value(&cfg.port)->default_value(cfg.port), "TCP port to listen on")(
+      "bind", po::value(&cfg.bind)->default_value(cfg.bind),
+      "IPv4 address to listen on (127.0.0.1 keeps it local; the protocol has no "
+      "authentication)")("db", po::value(&cfg.db),
+                         "PostgreSQL connection string or URI (default: $DATABASE_URL)")(
+      "concurrency", po::value(&cfg.model)->default_value(cfg.model), models_help().c_str())(
+      "threads", po::value(&cfg.threads)->default_value(cfg.threads),
+      "worker threads for pool models")(
+      "reset", po::bool_switch(&cfg.reset),
+      "delete every account, symbol, order and execution before serving")(
+      "schema", po::value(&cfg.schema_path),
+      "apply this schema file instead of the built-in copy of schema.sql")(
+      "max-request-bytes", po::value(&cfg.max_request_bytes)->default_value(cfg.max_request_bytes),
+      "largest request accepted; longer ones are refused before they are read")(
+      "read-timeout-ms", po::value(&cfg.read_timeout_ms)->default_value(cfg.read_timeout_ms),
+      "how long a connection may take to send the rest of a request (or idle in a session)");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, opts), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "exchange-server: " << e.what() << "\nTry --help.\n";
+    exit_code = 2;
+    return false;
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    exit_code = 0;
+    return false;
+  }
+  if (cfg.db.empty()) {
+    const char* env = std::getenv("DATABASE_URL");
+    if (env) cfg.db = env;
+  }
+  if (cfg.db.empty()) {
+    std::cerr << "exchange-server: no database: pass --db or set DATABASE_URL\n";
+    exit_code = 2;
+    return false;
+  }
+  if (!concurrency::find_model(cfg.model)) {
+    std::cerr << "exchange-server: unknown --concurrency '" << cfg.model << "'\n"
+              << models_help() << "\n";
+    exit_code = 2;
+    return false;
+  }
+  if (cfg.port > 65535) {
+    std::cerr << "exchange-server: --port must be at most 65535\n";
+    exit_code = 2;
+    return false;
+  }
+  return true;
+}
+
+std::string schema_sql(const Config& cfg) {
+  if (cfg.schema_path.empty()) return kSchemaSql;
+  std::ifstream in(cfg.schema_path);
+  if (!in) throw std::runtime_error("cannot read --schema " + cfg.schema_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Config cfg;
+  int exit_code = 0;
+  if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
+
+  // Signals are taken by one thread with sigwait; every thread started later inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  try {
+    exchange::Engine engine;
+    store::Database writer(cfg.db);
+    writer.apply_schema(schema_sql(cfg));
+    if (cfg.reset) {
+      writer.reset();
+      std::cerr << "exchange-server: database reset\n";
+    }
+    writer.load(engine);
+    writer.prepare_writes();
+
+    app::RequestHandler* handler_ptr = nullptr;
+    store::Batcher batcher(
+        [&writer](const store::Batch& batch) { writer.write(batch); },
+        [&](store::Ticket failed) {
+          // The batch did not commit: fail every request that could have seen it, then make
+          // memory match the database again. Retries until the database answers.
+          std::unique_lock<boost::shared_mutex> lock(handler_ptr->engine_lock());
+          auto failed_requests = batcher.fail_open_batch(failed);
+          for (int attempt = 1;; ++attempt) {
+            try {
+              store::Database fresh(cfg.db);
+              engine.clear();
+              fresh.load(engine);
+              break;
+            } catch (const std::exception& e) {
+              std::cerr << "exchange-server: reloading state failed (attempt " << attempt
+                        << "): " << e.what() << "\n";
+              std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 20) * 100));
+            }
+          }
+          return failed_requests;
+        });
+    app::RequestHandler handler(engine, batcher);
+    handler_ptr = &handler;
+
+    net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
+    concurrency::ModelOptions options;
+    options.threads = cfg.threads;
+    options.limits.max_request_bytes = cfg.max_request_bytes;
+    options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
+    auto model = concurrency::find_model(cfg.model)->make(options);
+
+    batcher.start();
+    std::thread signal_waiter([&] {
+      int sig = 0;
+      sigwait(&stop_signals, &sig);
+      std::cerr << "exchange-server: signal " << sig << ", finishing in-flight requests\n";
+      model->stop();
+    });
+    std::cerr << "exchange-server: serving on " << cfg.bind << ":" << listener.port()
+              << " with model " << cfg.model << " (" << engine.order_count()
+              << " orders loaded, next order id " << engine.next_order_id() << ")\n";
+    model->run(listener, handler);
+    batcher.stop();
+    signal_waiter.join();
+    auto stats = batcher.stats();
+    std::cerr << "exchange-server: stopped after " << stats.requests << " requests in "
+              << stats.batches << " commits\n";
+  } catch (const std::exception& e) {
+    std::cerr << "exchange-server: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

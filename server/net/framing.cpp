@@ -1,0 +1,71 @@
+#include "net/framing.hpp"
+
+#include "protocol/render.hpp"
+
+namespace net {
+namespace {
+// 20 digits hold any 64-bit length; more is certainly not a length line.
+constexpr std::size_t kMaxLengthLine = 24;
+}  // namespace
+
+void FrameReader::feed(const char* data, std::size_t size) {
+  if (pos_ > 0 && pos_ == buf_.size()) {
+    buf_.clear();
+    pos_ = 0;
+  }
+  buf_.append(data, size);
+}
+
+FrameReader::Event FrameReader::next(std::string& out) {
+  if (expected_ == kNone) {
+    std::size_t nl = buf_.find('\n', pos_);
+    if (nl == std::string::npos) {
+      if (buf_.size() - pos_ > kMaxLengthLine) {
+        out = "Bad framing: the first line must be the request's length in bytes";
+        return Event::Error;
+      }
+      return Event::NeedMore;
+    }
+    std::string_view line(buf_.data() + pos_, nl - pos_);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos_ = nl + 1;
+    if (first_line_ && line == kSessionHello) {
+      first_line_ = false;
+      return Event::SessionHello;
+    }
+    first_line_ = false;
+    if (line.empty() || line.size() > 20 || line.find_first_not_of("0123456789") != line.npos) {
+      out = "Bad framing: the first line must be the request's length in bytes, got '" +
+            std::string(line.substr(0, 40)) + "'";
+      return Event::Error;
+    }
+    // Checked before anything is allocated for the payload.
+    unsigned long long length = std::stoull(std::string(line));
+    if (length > max_bytes_) {
+      out = "Request of " + std::to_string(length) + " bytes exceeds the limit of " +
+            std::to_string(max_bytes_) + " bytes";
+      return Event::Error;
+    }
+    expected_ = static_cast<std::size_t>(length);
+  }
+  if (buf_.size() - pos_ < expected_) return Event::NeedMore;
+  out.assign(buf_, pos_, expected_);
+  pos_ += expected_;
+  expected_ = kNone;
+  if (pos_ == buf_.size()) {
+    buf_.clear();
+    pos_ = 0;
+  }
+  return Event::Request;
+}
+
+std::string frame_reply(std::string xml, bool persistent) {
+  if (!persistent) return xml;
+  return std::to_string(xml.size()) + "\n" + xml;
+}
+
+std::string framing_error_reply(const std::string& why) {
+  return protocol::render(protocol::Result::failure(why));
+}
+
+}  // namespace net

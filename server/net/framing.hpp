@@ -1,0 +1,48 @@
+#pragma once
+// The wire format of PROTOCOL.md section 2: a line with the payload's length in bytes, then
+// the payload. Also the opt-in persistent session: a connection whose first line is
+// kSessionHello gets kSessionAccept back, and from then on every reply is framed like a
+// request (length line, then the XML) and the connection stays open for more requests.
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace net {
+
+inline constexpr std::string_view kSessionHello = "EXCHANGE-SESSION 1";
+inline constexpr std::string_view kSessionAccept = "EXCHANGE-SESSION 1 OK\n";
+
+struct ConnectionLimits {
+  std::size_t max_request_bytes = 1 << 20;
+  std::chrono::milliseconds read_timeout{30000};
+};
+
+// Incremental: feed it whatever arrived, then take events until it needs more.
+class FrameReader {
+ public:
+  enum class Event { NeedMore, Request, SessionHello, Error };
+
+  explicit FrameReader(std::size_t max_request_bytes) : max_bytes_(max_request_bytes) {}
+
+  void feed(const char* data, std::size_t size);
+  // Request: `out` is the payload. Error: `out` says why; the connection must close.
+  Event next(std::string& out);
+  // True when part of a request has arrived (an EOF or timeout now cuts a request short).
+  bool mid_request() const { return pos_ < buf_.size() || expected_ != kNone; }
+
+ private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t max_bytes_;
+  std::string buf_;
+  std::size_t pos_ = 0;
+  std::size_t expected_ = kNone;  // payload length once the length line is read
+  bool first_line_ = true;
+};
+
+// The bytes to send for a reply document.
+std::string frame_reply(std::string xml, bool persistent);
+// A <results><error>WHY</error></results> reply for framing problems.
+std::string framing_error_reply(const std::string& why);
+
+}  // namespace net

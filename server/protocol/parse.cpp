@@ -1,0 +1,221 @@
+#include "protocol/parse.hpp"
+
+#include <pugixml.hpp>
+
+#include <cstring>
+#include <limits>
+
+#include "protocol/utf8.hpp"
+
+namespace protocol {
+namespace {
+
+using exchange::Decimal;
+
+bool all_of(std::string_view s, bool (*pred)(char)) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!pred(c)) return false;
+  return true;
+}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+std::string_view trim(std::string_view s) {
+  const char* ws = " \t\r\n";
+  auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+Attributes attributes_of(const pugi::xml_node& node) {
+  Attributes out;
+  for (const pugi::xml_attribute& a : node.attributes()) out.emplace_back(a.name(), a.value());
+  return out;
+}
+
+// Reads a required attribute; records the first problem in `invalid`.
+std::string required(const pugi::xml_node& node, const char* name, std::string& invalid) {
+  pugi::xml_attribute a = node.attribute(name);
+  if (!a && invalid.empty()) invalid = std::string("Missing attribute '") + name + "'";
+  return a.value();
+}
+
+void parse_number(std::string_view text, const char* what, Decimal& out, std::string& invalid) {
+  if (!invalid.empty()) return;
+  std::string why = Decimal::parse(text, out);
+  if (!why.empty()) invalid = std::string("Invalid ") + what + ": " + why;
+}
+
+void parse_order_id(std::string_view text, TransactionItem& item) {
+  if (!item.invalid.empty()) return;
+  if (!all_of(text, is_digit)) {
+    item.invalid = "Invalid order id: '" + std::string(text) + "'";
+    return;
+  }
+  std::string_view digits = text;
+  while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
+  // An id beyond int64 names no order; answered like any unknown id.
+  if (digits.size() > 18) {
+    item.order_id_exists = false;
+    return;
+  }
+  exchange::OrderId id = 0;
+  for (char c : digits) id = id * 10 + (c - '0');
+  item.order_id = id;
+}
+
+void parse_create_account(const pugi::xml_node& node, Command& cmd) {
+  CreateItem item;
+  item.kind = CreateItem::Kind::Account;
+  item.account = required(node, "id", item.invalid);
+  item.echo = {{"id", item.account}};
+  std::string balance = required(node, "balance", item.invalid);
+  if (item.invalid.empty() && !is_valid_account_id(item.account))
+    item.invalid = "Invalid account id: must be one or more decimal digits";
+  parse_number(balance, "balance", item.amount, item.invalid);
+  if (item.invalid.empty() && item.amount.is_negative())
+    item.invalid = "Invalid balance: must not be negative";
+  cmd.creates.push_back(std::move(item));
+}
+
+void parse_create_symbol(const pugi::xml_node& node, Command& cmd) {
+  std::string symbol_invalid;
+  std::string symbol = required(node, "sym", symbol_invalid);
+  if (symbol_invalid.empty() && !is_valid_symbol(symbol))
+    symbol_invalid = "Invalid symbol name: must be one or more ASCII letters or digits";
+  bool any = false;
+  for (const pugi::xml_node& child : node.children()) {
+    if (child.type() != pugi::node_element) continue;
+    any = true;
+    CreateItem item;
+    item.kind = CreateItem::Kind::Position;
+    item.symbol = symbol;
+    item.invalid = symbol_invalid;
+    if (std::strcmp(child.name(), "account") != 0 && item.invalid.empty())
+      item.invalid = std::string("Unknown element <") + child.name() + "> in <symbol>";
+    item.account = required(child, "id", item.invalid);
+    item.echo = {{"sym", symbol}, {"id", item.account}};
+    if (item.invalid.empty() && !is_valid_account_id(item.account))
+      item.invalid = "Invalid account id: must be one or more decimal digits";
+    parse_number(trim(child.child_value()), "amount", item.amount, item.invalid);
+    if (item.invalid.empty() && !item.amount.is_positive())
+      item.invalid = "Invalid amount: must be positive";
+    cmd.creates.push_back(std::move(item));
+  }
+  if (!any) {
+    CreateItem item;
+    item.kind = CreateItem::Kind::Position;
+    item.echo = {{"sym", symbol}};
+    item.invalid = "<symbol> needs at least one <account> child";
+    cmd.creates.push_back(std::move(item));
+  }
+}
+
+void parse_create(const pugi::xml_node& root, Command& cmd) {
+  cmd.kind = Command::Kind::Create;
+  for (const pugi::xml_node& child : root.children()) {
+    if (child.type() != pugi::node_element) continue;
+    if (std::strcmp(child.name(), "account") == 0) {
+      parse_create_account(child, cmd);
+    } else if (std::strcmp(child.name(), "symbol") == 0) {
+      parse_create_symbol(child, cmd);
+    } else {
+      CreateItem item;
+      item.echo = attributes_of(child);
+      item.invalid = std::string("Unknown element <") + child.name() + "> in <create>";
+      cmd.creates.push_back(std::move(item));
+    }
+  }
+}
+
+TransactionItem parse_transaction_child(const pugi::xml_node& child) {
+  TransactionItem item;
+  item.echo = attributes_of(child);
+  const char* name = child.name();
+  if (std::strcmp(name, "order") == 0) {
+    item.kind = TransactionItem::Kind::Order;
+    item.symbol = required(child, "sym", item.invalid);
+    std::string amount = required(child, "amount", item.invalid);
+    std::string limit = required(child, "limit", item.invalid);
+    if (item.invalid.empty() && !is_valid_symbol(item.symbol))
+      item.invalid = "Invalid symbol name: must be one or more ASCII letters or digits";
+    parse_number(amount, "amount", item.amount, item.invalid);
+    parse_number(limit, "limit", item.limit, item.invalid);
+    if (item.invalid.empty() && item.amount.is_zero())
+      item.invalid = "Invalid amount: must not be zero";
+    if (item.invalid.empty() && !item.limit.is_positive())
+      item.invalid = "Invalid limit: must be positive";
+  } else if (std::strcmp(name, "query") == 0 || std::strcmp(name, "cancel") == 0) {
+    item.kind = name[0] == 'q' ? TransactionItem::Kind::Query : TransactionItem::Kind::Cancel;
+    parse_order_id(required(child, "id", item.invalid), item);
+  } else {
+    item.invalid = std::string("Unknown element <") + name + "> in <transactions>";
+  }
+  return item;
+}
+
+void parse_transactions(const pugi::xml_node& root, Command& cmd) {
+  cmd.kind = Command::Kind::Transactions;
+  pugi::xml_attribute id = root.attribute("id");
+  cmd.account = id.value();
+  if (!id)
+    cmd.account_invalid = "Missing attribute 'id' on <transactions>";
+  else if (!is_valid_account_id(cmd.account))
+    cmd.account_invalid = "Invalid account id: must be one or more decimal digits";
+  for (const pugi::xml_node& child : root.children())
+    if (child.type() == pugi::node_element)
+      cmd.transactions.push_back(parse_transaction_child(child));
+  if (cmd.transactions.empty()) {
+    cmd.kind = Command::Kind::Invalid;
+    cmd.error = "<transactions> needs at least one child";
+  }
+}
+
+Command invalid(std::string why) {
+  Command cmd;
+  cmd.error = std::move(why);
+  return cmd;
+}
+
+}  // namespace
+
+bool is_valid_account_id(std::string_view id) { return all_of(id, is_digit); }
+bool is_valid_symbol(std::string_view symbol) { return all_of(symbol, is_alnum); }
+
+bool Command::is_read_only() const {
+  if (kind != Kind::Transactions) return kind == Kind::Invalid;
+  for (const TransactionItem& item : transactions)
+    if (item.kind != TransactionItem::Kind::Query) return false;
+  return true;
+}
+
+Command parse(std::string_view payload) {
+  if (!is_valid_utf8(payload)) return invalid("Request is not valid UTF-8");
+  pugi::xml_document doc;
+  // parse_default leaves DOCTYPE unparsed and never expands external entities.
+  pugi::xml_parse_result ok =
+      doc.load_buffer(payload.data(), payload.size(), pugi::parse_default, pugi::encoding_utf8);
+  if (!ok)
+    return invalid(std::string("Malformed XML: ") + ok.description() + " at offset " +
+                   std::to_string(ok.offset));
+  pugi::xml_node root;
+  for (const pugi::xml_node& node : doc.children()) {
+    if (node.type() != pugi::node_element) continue;
+    if (root) return invalid("Malformed XML: more than one root element");
+    root = node;
+  }
+  if (!root) return invalid("Malformed XML: no root element");
+
+  Command cmd;
+  if (std::strcmp(root.name(), "create") == 0)
+    parse_create(root, cmd);
+  else if (std::strcmp(root.name(), "transactions") == 0)
+    parse_transactions(root, cmd);
+  else
+    cmd = invalid(std::string("Unknown root element <") + root.name() +
+                  ">: expected <create> or <transactions>");
+  return cmd;
+}
+
+}  // namespace protocol

@@ -1,0 +1,94 @@
+#include "protocol/render.hpp"
+
+namespace protocol {
+namespace {
+
+// Attribute values and error texts echo client input, so everything is escaped.
+void append_escaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\n': out += "&#10;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\t': out += "&#9;"; break;
+      default: out += c;
+    }
+  }
+}
+
+void open_tag(std::string& out, const char* name, const Attributes& attrs) {
+  out += '<';
+  out += name;
+  for (const auto& [key, value] : attrs) {
+    out += ' ';
+    out += key;
+    out += "=\"";
+    append_escaped(out, value);
+    out += '"';
+  }
+}
+
+void append_fills(std::string& out, const exchange::OrderStatus& s) {
+  if (s.canceled_shares) {
+    out += "    <canceled shares=\"" + s.canceled_shares->to_string() + "\" time=\"" +
+           std::to_string(s.canceled_at) + "\"/>\n";
+  }
+  for (const exchange::Fill& f : s.fills) {
+    out += "    <executed shares=\"" + f.shares.to_string() + "\" price=\"" +
+           f.price.to_string() + "\" time=\"" + std::to_string(f.time) + "\"/>\n";
+  }
+}
+
+void append_item(std::string& out, const ResultItem& item) {
+  out += "  ";
+  switch (item.kind) {
+    case ResultItem::Kind::Created:
+      open_tag(out, "created", item.attrs);
+      out += "/>\n";
+      break;
+    case ResultItem::Kind::Opened:
+      open_tag(out, "opened", item.attrs);
+      out += "/>\n";
+      break;
+    case ResultItem::Kind::Error:
+      open_tag(out, "error", item.attrs);
+      out += '>';
+      append_escaped(out, item.message);
+      out += "</error>\n";
+      break;
+    case ResultItem::Kind::Status:
+    case ResultItem::Kind::Canceled: {
+      const char* name = item.kind == ResultItem::Kind::Status ? "status" : "canceled";
+      open_tag(out, name, item.attrs);
+      out += ">\n";
+      if (item.kind == ResultItem::Kind::Status && item.status.open.is_positive())
+        out += "    <open shares=\"" + item.status.open.to_string() + "\"/>\n";
+      append_fills(out, item.status);
+      out += "  </";
+      out += name;
+      out += ">\n";
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string render(const Result& result) {
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results>";
+  if (!result.error.empty()) {
+    out += "<error>";
+    append_escaped(out, result.error);
+    out += "</error></results>\n";
+    return out;
+  }
+  out += '\n';
+  for (const ResultItem& item : result.items) append_item(out, item);
+  out += "</results>\n";
+  return out;
+}
+
+}  // namespace protocol

@@ -1,0 +1,128 @@
+#include "store/batcher.hpp"
+
+#include <iostream>
+
+namespace store {
+
+Batcher::Batcher(WriteFn write, RecoverFn recover)
+    : write_(std::move(write)), recover_(std::move(recover)) {}
+
+Batcher::~Batcher() { stop(); }
+
+void Batcher::start() { writer_ = std::thread([this] { run(); }); }
+
+void Batcher::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+Ticket Batcher::submit(exchange::Effects&& fx) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_.merge(std::move(fx));
+  wake_.notify_one();
+  return open_ticket_;
+}
+
+Ticket Batcher::visible_ticket() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // An empty open batch holds nothing anyone could have seen: the one before it covers all.
+  return open_.empty() ? open_ticket_ - 1 : open_ticket_;
+}
+
+void Batcher::poison_open_batch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_poisoned_ = true;
+  ++open_.requests;  // makes the writer take it even if nothing else was merged
+  wake_.notify_one();
+}
+
+bool Batcher::failed(Ticket t) const {
+  for (const auto& [first, last] : failed_ranges_)
+    if (t >= first && t <= last) return true;
+  return false;
+}
+
+void Batcher::when_durable(Ticket ticket, Done done) {
+  bool known = false, ok = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed(ticket)) {
+      known = true;
+    } else if (ticket <= committed_through_) {
+      known = ok = true;
+    } else {
+      waiters_.emplace(ticket, std::move(done));
+    }
+  }
+  if (known) done(ok);
+}
+
+std::vector<Batcher::Done> Batcher::take_waiters_through(Ticket t) {
+  std::vector<Done> out;
+  auto end = waiters_.upper_bound(t);
+  for (auto it = waiters_.begin(); it != end; ++it) out.push_back(std::move(it->second));
+  waiters_.erase(waiters_.begin(), end);
+  return out;
+}
+
+std::vector<Batcher::Done> Batcher::fail_open_batch(Ticket failed_from) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  failed_ranges_.emplace_back(failed_from, open_ticket_);
+  open_ = Batch();
+  open_poisoned_ = false;
+  ++open_ticket_;
+  ++stats_.failures;
+  return take_waiters_through(open_ticket_ - 1);
+}
+
+Batcher::Stats Batcher::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void Batcher::run() {
+  for (;;) {
+    Batch batch;
+    Ticket ticket;
+    bool poisoned;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !open_.empty(); });
+      if (open_.empty()) return;  // stopping, nothing left to write
+      batch = std::move(open_);
+      open_ = Batch();
+      poisoned = open_poisoned_;
+      open_poisoned_ = false;
+      ticket = open_ticket_++;
+    }
+
+    bool ok = !poisoned;
+    if (ok) {
+      try {
+        write_(batch);
+      } catch (const std::exception& e) {
+        std::cerr << "exchange-server: writing batch " << ticket << " failed: " << e.what()
+                  << "\n";
+        ok = false;
+      }
+    }
+
+    std::vector<Done> done;
+    if (ok) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      committed_through_ = ticket;
+      ++stats_.batches;
+      stats_.requests += batch.requests;
+      done = take_waiters_through(ticket);
+    } else {
+      done = recover_(ticket);
+    }
+    for (Done& d : done) d(ok);
+  }
+}
+
+}  // namespace store

@@ -1,0 +1,82 @@
+#pragma once
+// Group commit. Requests merge their effects into the open batch and get its ticket; one
+// writer thread seals the open batch whenever the previous write has finished, writes it in
+// one statement, and then releases every reply waiting on that ticket. While one batch is being
+// committed the next one fills, so the more requests are in flight, the more share a commit.
+//
+// If a write fails, that batch and the one that was filling behind it (whose requests saw the
+// failed batch's state) fail together, and the engine is rebuilt from the database before any
+// other request runs: memory and database never disagree.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "exchange/effects.hpp"
+#include "store/batch.hpp"
+
+namespace store {
+
+using Ticket = std::uint64_t;
+
+class Batcher {
+ public:
+  // `write` makes a batch durable or throws. `recover` runs on the writer thread after a failed
+  // write: it must take the engine's exclusive lock, call fail_open_batch(), rebuild the engine
+  // from the database, and return the callbacks fail_open_batch() handed it.
+  using WriteFn = std::function<void(const Batch&)>;
+  using Done = std::function<void(bool committed)>;
+  using RecoverFn = std::function<std::vector<Done>(Ticket failed)>;
+
+  Batcher(WriteFn write, RecoverFn recover);
+  ~Batcher();
+
+  void start();
+  // Writes what is pending, then stops the writer.
+  void stop();
+
+  // Under the engine's exclusive lock: adds a request's effects to the open batch.
+  Ticket submit(exchange::Effects&& fx);
+  // Under the engine lock (shared is enough): the ticket covering every effect visible now.
+  Ticket visible_ticket();
+  // Under the engine lock: the open batch must not be written (the engine hit an internal
+  // error while applying a request); it fails and the engine is rebuilt.
+  void poison_open_batch();
+  // Runs `done` once the ticket's batch is committed (true) or has failed (false): at once if
+  // that is already known, otherwise on the writer thread.
+  void when_durable(Ticket ticket, Done done);
+  // For RecoverFn, under the engine's exclusive lock: fails the open batch as well and returns
+  // the callbacks of every failed request.
+  std::vector<Done> fail_open_batch(Ticket failed_from);
+
+  struct Stats {
+    std::uint64_t batches = 0, requests = 0, failures = 0;
+  };
+  Stats stats() const;
+
+ private:
+  void run();
+  bool failed(Ticket t) const;
+  std::vector<Done> take_waiters_through(Ticket t);
+
+  WriteFn write_;
+  RecoverFn recover_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  Batch open_;
+  bool open_poisoned_ = false;
+  Ticket open_ticket_ = 1;
+  Ticket committed_through_ = 0;
+  std::vector<std::pair<Ticket, Ticket>> failed_ranges_;  // inclusive; rare
+  std::multimap<Ticket, Done> waiters_;
+  bool stopping_ = false;
+  Stats stats_;
+  std::thread writer_;
+};
+
+}  // namespace store

@@ -1,0 +1,181 @@
+#include "store/database.hpp"
+
+#include <pqxx/pqxx>
+
+#include <stdexcept>
+
+namespace store {
+namespace {
+
+using exchange::Decimal;
+
+// One statement writes a whole batch: each table's rows travel as parallel arrays (bound
+// parameters, never spliced into SQL) and are upserted by data-modifying CTEs. Upserts carry
+// final values, so replaying the same batch twice would be harmless. Foreign keys and CHECKs
+// are verified at the end of the statement.
+const char* kWriteBatch = R"SQL(
+WITH new_symbols AS (
+  INSERT INTO symbols (sym) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING
+), account_rows AS (
+  INSERT INTO accounts (id, balance, deposited)
+  SELECT * FROM unnest($2::text[], $3::numeric[], $4::numeric[])
+  ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance
+), position_rows AS (
+  INSERT INTO positions (account_id, symbol, amount, granted)
+  SELECT * FROM unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+  ON CONFLICT (account_id, symbol) DO UPDATE
+    SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
+), order_rows AS (
+  INSERT INTO orders (id, account_id, symbol, amount, limit_price, open_amount, created_at,
+                      canceled_at)
+  SELECT * FROM unnest($9::bigint[], $10::text[], $11::text[], $12::numeric[], $13::numeric[],
+                       $14::numeric[], $15::bigint[], $16::bigint[])
+  ON CONFLICT (id) DO UPDATE
+    SET open_amount = EXCLUDED.open_amount, canceled_at = EXCLUDED.canceled_at
+)
+INSERT INTO executions (id, buy_order, sell_order, shares, price, executed_at)
+SELECT * FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::numeric[],
+                     $21::numeric[], $22::bigint[])
+)SQL";
+
+// Builds a PostgreSQL array literal, quoting every element.
+class ArrayLiteral {
+ public:
+  void add(const std::string& value) {
+    separate();
+    text_ += '"';
+    for (char c : value) {
+      if (c == '"' || c == '\\') text_ += '\\';
+      text_ += c;
+    }
+    text_ += '"';
+  }
+  void add(Decimal value) { add(value.to_string()); }
+  void add(std::int64_t value) {
+    separate();
+    text_ += std::to_string(value);
+  }
+  void add_null() {
+    separate();
+    text_ += "NULL";
+  }
+  std::string done() { return text_ + '}'; }
+
+ private:
+  void separate() { text_ += text_.size() > 1 ? "," : ""; }
+  std::string text_ = "{";
+};
+
+std::optional<std::int64_t> optional_int(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<std::int64_t>();
+}
+
+Decimal decimal(const pqxx::field& f) { return Decimal::parse_stored(f.c_str()); }
+
+}  // namespace
+
+Database::Database(const std::string& conninfo) {
+  try {
+    conn_ = std::make_unique<pqxx::connection>(conninfo);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("cannot connect to PostgreSQL: ") + e.what());
+  }
+}
+
+Database::~Database() = default;
+
+void Database::prepare_writes() { conn_->prepare("write_batch", kWriteBatch); }
+
+void Database::apply_schema(const std::string& schema_sql) {
+  pqxx::work tx(*conn_);
+  // Two servers starting at once must not race on CREATE TABLE IF NOT EXISTS.
+  tx.exec("SELECT pg_advisory_xact_lock(12345)");
+  tx.exec(schema_sql);
+  tx.commit();
+}
+
+void Database::reset() {
+  pqxx::work tx(*conn_);
+  tx.exec("TRUNCATE executions, orders, positions, symbols, accounts");
+  tx.commit();
+}
+
+void Database::load(exchange::Engine& engine) {
+  // One snapshot for all tables, so the state loaded is one the server once committed.
+  pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*conn_);
+  for (const auto& row : tx.exec("SELECT sym FROM symbols")) engine.load_symbol(row[0].c_str());
+  for (const auto& row : tx.exec("SELECT id, balance, deposited FROM accounts"))
+    engine.load_account({row[0].c_str(), decimal(row[1]), decimal(row[2])});
+  for (const auto& row : tx.exec("SELECT account_id, symbol, amount, granted FROM positions"))
+    engine.load_position({row[0].c_str(), row[1].c_str(), decimal(row[2]), decimal(row[3])});
+  for (const auto& row : tx.exec(
+           "SELECT id, account_id, symbol, amount, limit_price, open_amount, created_at, "
+           "canceled_at FROM orders ORDER BY id"))
+    engine.load_order({row[0].as<std::int64_t>(), row[1].c_str(), row[2].c_str(),
+                       decimal(row[3]), decimal(row[4]), decimal(row[5]),
+                       row[6].as<std::int64_t>(), optional_int(row[7])});
+  for (const auto& row : tx.exec("SELECT id, buy_order, sell_order, shares, price, executed_at "
+                                 "FROM executions ORDER BY id"))
+    engine.load_execution({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(),
+                           row[2].as<std::int64_t>(), decimal(row[3]), decimal(row[4]),
+                           row[5].as<std::int64_t>()});
+  tx.commit();
+  engine.finish_loading();
+}
+
+void Database::write(const Batch& batch) {
+  ArrayLiteral sym;
+  for (const auto& s : batch.symbols) sym.add(s);
+
+  ArrayLiteral acc_id, acc_balance, acc_deposited;
+  for (const auto& [id, row] : batch.accounts) {
+    acc_id.add(row.id);
+    acc_balance.add(row.balance);
+    acc_deposited.add(row.deposited);
+  }
+
+  ArrayLiteral pos_account, pos_symbol, pos_amount, pos_granted;
+  for (const auto& [key, row] : batch.positions) {
+    pos_account.add(row.account);
+    pos_symbol.add(row.symbol);
+    pos_amount.add(row.amount);
+    pos_granted.add(row.granted);
+  }
+
+  ArrayLiteral o_id, o_account, o_symbol, o_amount, o_limit, o_open, o_created, o_canceled;
+  for (const auto& [id, row] : batch.orders) {
+    o_id.add(row.id);
+    o_account.add(row.account);
+    o_symbol.add(row.symbol);
+    o_amount.add(row.amount);
+    o_limit.add(row.limit);
+    o_open.add(row.open);
+    o_created.add(row.created_at);
+    if (row.canceled_at)
+      o_canceled.add(*row.canceled_at);
+    else
+      o_canceled.add_null();
+  }
+
+  ArrayLiteral e_id, e_buy, e_sell, e_shares, e_price, e_time;
+  for (const auto& row : batch.executions) {
+    e_id.add(row.id);
+    e_buy.add(row.buy_order);
+    e_sell.add(row.sell_order);
+    e_shares.add(row.shares);
+    e_price.add(row.price);
+    e_time.add(row.time);
+  }
+
+  // A single statement outside BEGIN/COMMIT is its own transaction: one round trip per batch.
+  pqxx::nontransaction tx(*conn_);
+  tx.exec_prepared(
+      "write_batch", sym.done(), acc_id.done(), acc_balance.done(), acc_deposited.done(),
+      pos_account.done(), pos_symbol.done(), pos_amount.done(), pos_granted.done(), o_id.done(),
+      o_account.done(), o_symbol.done(), o_amount.done(), o_limit.done(), o_open.done(),
+      o_created.done(), o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(),
+      e_shares.done(), e_price.done(), e_time.done());
+}
+
+}  // namespace store
