@@ -1,0 +1,26 @@
+#pragma once
+// Reading replies in tests: parse with pugixml and pick elements.
+#include <pugixml.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace testing_support {
+
+struct ParsedReply {
+  pugi::xml_document doc;
+  pugi::xml_node results;
+  std::vector<pugi::xml_node> items;  // children of <results>, in order
+};
+
+inline void parse_reply(const std::string& xml, ParsedReply& out) {
+  if (!out.doc.load_buffer(xml.data(), xml.size()))
+    throw std::runtime_error("reply is not XML: " + xml);
+  out.results = out.doc.child("results");
+  if (!out.results) throw std::runtime_error("reply has no <results>: " + xml);
+  for (auto child : out.results.children())
+    if (child.type() == pugi::node_element) out.items.push_back(child);
+}
+
+}  // namespace testing_support

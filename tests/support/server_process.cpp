@@ -1,0 +1,139 @@
+#include "support/server_process.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "support/test_database.hpp"
+
+namespace testing_support {
+namespace {
+
+std::string server_binary() {
+  const char* bin = std::getenv("EXCHANGE_SERVER_BIN");
+  if (!bin || !*bin) {
+    std::cerr << "SKIPPED: EXCHANGE_SERVER_BIN is not set (./test.sh sets it)\n";
+    std::exit(77);
+  }
+  return bin;
+}
+
+bool accepts_connections(unsigned short port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+unsigned short free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::vector<std::string> models_under_test() {
+  const char* env = std::getenv("EXCHANGE_TEST_MODELS");
+  std::string list = env && *env ? env : "per-client pool";
+  std::vector<std::string> out;
+  std::istringstream in(list);
+  for (std::string m; in >> m;) out.push_back(m);
+  return out;
+}
+
+ServerProcess::ServerProcess(std::vector<std::string> flags) : flags_(std::move(flags)) {
+  port_ = free_port();
+  log_path_ = "/tmp/exchange-test-server-" + std::to_string(::getpid()) + "-" +
+              std::to_string(port_) + ".log";
+  launch(flags_);
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) kill();
+}
+
+void ServerProcess::launch(const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {server_binary(), "--port", std::to_string(port_), "--bind",
+                                   "127.0.0.1", "--db", database_url()};
+  args.insert(args.end(), flags.begin(), flags.end());
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    FILE* log = std::fopen(log_path_.c_str(), "a");
+    if (log) {
+      ::dup2(fileno(log), 2);
+      ::dup2(fileno(log), 1);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::perror("execv");
+    std::_Exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error("exchange-server exited at start-up:\n" + log());
+    }
+    if (accepts_connections(port_)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("exchange-server did not start listening:\n" + log());
+}
+
+int ServerProcess::wait_exit() {
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int ServerProcess::stop() {
+  ::kill(pid_, SIGTERM);
+  return wait_exit();
+}
+
+void ServerProcess::kill() {
+  ::kill(pid_, SIGKILL);
+  wait_exit();
+}
+
+void ServerProcess::restart() {
+  std::vector<std::string> flags;
+  for (const auto& f : flags_)
+    if (f != "--reset") flags.push_back(f);
+  launch(flags);
+}
+
+std::string ServerProcess::log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace testing_support

@@ -1,0 +1,58 @@
+#include "support/test_database.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+namespace testing_support {
+
+std::string database_url() {
+  const char* url = std::getenv("EXCHANGE_TEST_DATABASE_URL");
+  if (!url || !*url) {
+    std::cerr << "SKIPPED: EXCHANGE_TEST_DATABASE_URL is not set (./test.sh sets it)\n";
+    std::exit(77);
+  }
+  return url;
+}
+
+pqxx::connection connect_database() { return pqxx::connection(database_url()); }
+
+std::vector<std::string> conservation_violations() {
+  auto conn = connect_database();
+  pqxx::work tx(conn);
+  std::vector<std::string> out;
+  auto cash = tx.exec1(
+      "SELECT d, h, d = h FROM (SELECT "
+      "  (SELECT coalesce(sum(deposited), 0) FROM accounts) AS d, "
+      "  (SELECT coalesce(sum(balance), 0) FROM accounts) + "
+      "  (SELECT coalesce(sum(open_amount * limit_price), 0) FROM orders "
+      "    WHERE amount > 0 AND canceled_at IS NULL) AS h) t");
+  if (!cash[2].as<bool>())
+    out.push_back(std::string("cash: deposited ") + cash[0].c_str() + " but held+reserved " +
+                  cash[1].c_str());
+  for (const auto& row : tx.exec(
+           "SELECT s.sym, coalesce(g.granted, 0), coalesce(g.held, 0) + coalesce(o.reserved, 0) "
+           "FROM symbols s "
+           "LEFT JOIN (SELECT symbol, sum(granted) AS granted, sum(amount) AS held "
+           "           FROM positions GROUP BY symbol) g ON g.symbol = s.sym "
+           "LEFT JOIN (SELECT symbol, sum(open_amount) AS reserved FROM orders "
+           "           WHERE amount < 0 AND canceled_at IS NULL GROUP BY symbol) o "
+           "       ON o.symbol = s.sym "
+           "WHERE coalesce(g.granted, 0) <> coalesce(g.held, 0) + coalesce(o.reserved, 0)"))
+    out.push_back(std::string("shares of ") + row[0].c_str() + ": created " + row[1].c_str() +
+                  " but held+reserved " + row[2].c_str());
+  for (const auto& row :
+       tx.exec("SELECT 'account ' || id FROM accounts WHERE balance < 0 UNION ALL "
+               "SELECT 'position ' || account_id || '/' || symbol FROM positions "
+               "WHERE amount < 0"))
+    out.push_back(std::string("negative: ") + row[0].c_str());
+  return out;
+}
+
+std::string query_value(const std::string& sql) {
+  auto conn = connect_database();
+  pqxx::work tx(conn);
+  auto r = tx.exec1(sql);
+  return r[0].is_null() ? "NULL" : r[0].c_str();
+}
+
+}  // namespace testing_support

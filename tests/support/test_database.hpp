@@ -1,0 +1,23 @@
+#pragma once
+// The real PostgreSQL that ./test.sh starts, reached through EXCHANGE_TEST_DATABASE_URL.
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+namespace testing_support {
+
+// The connection string; a test that needs it skips (exit 77) when it is not set.
+std::string database_url();
+// A fresh connection for assertions on stored state.
+pqxx::connection connect_database();
+
+// PROTOCOL.md section 6, checked on the stored state: for every symbol, shares in positions
+// plus shares reserved by open sells equal shares ever created; cash in balances plus cash
+// reserved by open buys equals cash ever deposited. Returns one line per violation.
+std::vector<std::string> conservation_violations();
+
+// A single number from a query, as text.
+std::string query_value(const std::string& sql);
+
+}  // namespace testing_support
