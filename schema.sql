@@ -4,9 +4,10 @@
 --
 -- The server is the only writer, and its engine checks every reference before a row is
 -- written, so there are no foreign keys: their triggers ran one lookup per inserted row and
--- cost more PostgreSQL CPU than the inserts themselves. For the same reason the only indexes
--- are primary keys (the server reads whole tables at start-up and answers queries from
--- memory). The CHECK constraints stay: they are cheap and catch a bug before it is durable.
+-- cost more PostgreSQL CPU than the inserts themselves. For the same reason there are only
+-- the indexes the server reads through: primary keys, and an order's executions (queries
+-- about orders that are closed and no longer kept in memory, and loading open orders' fills).
+-- The CHECK constraints stay: they are cheap and catch a bug before it is durable.
 
 CREATE TABLE IF NOT EXISTS accounts (
   id        TEXT PRIMARY KEY CHECK (id ~ '^[0-9]+$'),
@@ -47,3 +48,5 @@ CREATE TABLE IF NOT EXISTS executions (
   price       NUMERIC NOT NULL CHECK (price > 0),
   executed_at BIGINT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS executions_by_buy_order ON executions (buy_order);
+CREATE INDEX IF NOT EXISTS executions_by_sell_order ON executions (sell_order);

@@ -15,6 +15,7 @@
 #include "schema_sql.hpp"
 #include "store/batcher.hpp"
 #include "store/database.hpp"
+#include "store/order_archive.hpp"
 
 namespace po = boost::program_options;
 
@@ -30,6 +31,7 @@ struct Config {
   std::string schema_path;
   std::size_t max_request_bytes = 1 << 20;
   unsigned read_timeout_ms = 30000;
+  std::size_t closed_orders_cached = 100000;
 };
 
 std::string models_help() {
@@ -57,7 +59,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "max-request-bytes", po::value(&cfg.max_request_bytes)->default_value(cfg.max_request_bytes),
       "largest request accepted; longer ones are refused before they are read")(
       "read-timeout-ms", po::value(&cfg.read_timeout_ms)->default_value(cfg.read_timeout_ms),
-      "how long a connection may take to send the rest of a request (or idle in a session)");
+      "how long a connection may take to send the rest of a request (or idle in a session)")(
+      "closed-orders-cached",
+      po::value(&cfg.closed_orders_cached)->default_value(cfg.closed_orders_cached),
+      "closed orders kept in memory for queries; older ones are read from the database, so "
+      "memory stays flat however long the server runs");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -151,7 +157,8 @@ int main(int argc, char** argv) {
           }
           return failed_requests;
         });
-    app::RequestHandler handler(engine, batcher);
+    store::OrderArchive archive(cfg.db);
+    app::RequestHandler handler(engine, batcher, archive, cfg.closed_orders_cached);
     handler_ptr = &handler;
 
     net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));

@@ -30,7 +30,8 @@ ResultItem apply_create(const CreateItem& item, exchange::Engine& engine, exchan
 const char* kNoSuchOrder = "No such order for this account";
 
 ResultItem apply_transaction(const std::string& account, const TransactionItem& item,
-                             exchange::Engine& engine, std::int64_t now, exchange::Effects& fx) {
+                             exchange::Engine& engine, std::int64_t now, exchange::Effects& fx,
+                             bool& needs_archive) {
   if (!item.invalid.empty()) return error(item.echo, item.invalid);
   ResultItem r;
   switch (item.kind) {
@@ -45,13 +46,20 @@ ResultItem apply_transaction(const std::string& account, const TransactionItem& 
     case TransactionItem::Kind::Query: {
       const exchange::Order* order =
           item.order_id_exists ? engine.find_own_order(account, item.order_id) : nullptr;
-      if (!order) return error(item.echo, kNoSuchOrder);
       r.kind = ResultItem::Kind::Status;
-      r.status = exchange::Engine::status_of(*order);
+      if (order) {
+        r.status = exchange::Engine::status_of(*order);
+      } else if (item.order_id_exists && engine.was_assigned(item.order_id) &&
+                 !engine.holds_order(item.order_id)) {
+        needs_archive = true;  // closed and no longer in memory: ask the database
+      } else {
+        return error(item.echo, kNoSuchOrder);
+      }
       break;
     }
     case TransactionItem::Kind::Cancel: {
       if (!item.order_id_exists) return error(item.echo, kNoSuchOrder);
+      // An order no longer in memory is closed: nothing to cancel either way.
       std::string why = engine.cancel(account, item.order_id, now, fx, r.status);
       if (!why.empty()) return error(item.echo, why);
       r.kind = ResultItem::Kind::Canceled;
@@ -64,12 +72,14 @@ ResultItem apply_transaction(const std::string& account, const TransactionItem& 
 
 }  // namespace
 
-protocol::Result apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
-                       exchange::Effects& fx) {
-  protocol::Result result;
+Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
+              exchange::Effects& fx) {
+  Applied applied;
+  protocol::Result& result = applied.result;
   switch (cmd.kind) {
     case protocol::Command::Kind::Invalid:
-      return protocol::Result::failure(cmd.error);
+      result = protocol::Result::failure(cmd.error);
+      break;
     case protocol::Command::Kind::Create:
       for (const CreateItem& item : cmd.creates)
         result.items.push_back(apply_create(item, engine, fx));
@@ -78,14 +88,19 @@ protocol::Result apply(const protocol::Command& cmd, exchange::Engine& engine, s
       std::string account_problem = cmd.account_invalid;
       if (account_problem.empty() && !engine.has_account(cmd.account))
         account_problem = "Unknown account";
-      for (const TransactionItem& item : cmd.transactions)
-        result.items.push_back(account_problem.empty()
-                                   ? apply_transaction(cmd.account, item, engine, now, fx)
-                                   : error(item.echo, account_problem));
+      for (const TransactionItem& item : cmd.transactions) {
+        bool needs_archive = false;
+        result.items.push_back(
+            account_problem.empty()
+                ? apply_transaction(cmd.account, item, engine, now, fx, needs_archive)
+                : error(item.echo, account_problem));
+        if (needs_archive)
+          applied.archive_lookups.push_back({result.items.size() - 1, item.order_id});
+      }
       break;
     }
   }
-  return result;
+  return applied;
 }
 
 }  // namespace app

@@ -10,7 +10,18 @@
 
 namespace app {
 
-protocol::Result apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
-                       exchange::Effects& fx);
+struct Applied {
+  protocol::Result result;
+  // Queries of orders the engine no longer holds in memory: result.items[index] is a
+  // placeholder <status> to complete from the database (or turn into an error).
+  struct ArchiveLookup {
+    std::size_t index;
+    exchange::OrderId id;
+  };
+  std::vector<ArchiveLookup> archive_lookups;
+};
+
+Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
+              exchange::Effects& fx);
 
 }  // namespace app

@@ -13,8 +13,37 @@
 
 namespace app {
 
-RequestHandler::RequestHandler(exchange::Engine& engine, store::Batcher& batcher)
-    : engine_(engine), batcher_(batcher) {}
+RequestHandler::RequestHandler(exchange::Engine& engine, store::Batcher& batcher,
+                               store::OrderArchive& archive, std::size_t closed_orders_cached)
+    : engine_(engine),
+      batcher_(batcher),
+      archive_(archive),
+      closed_orders_cached_(closed_orders_cached) {}
+
+namespace {
+
+// Completes the <status> of queried orders that only the database still holds.
+void complete_from_archive(const std::string& account, Applied& applied,
+                           store::OrderArchive& archive) {
+  for (const auto& lookup : applied.archive_lookups) {
+    protocol::ResultItem& item = applied.result.items[lookup.index];
+    try {
+      auto status = archive.find(account, lookup.id);
+      if (status) {
+        item.status = std::move(*status);
+        continue;
+      }
+      item.message = "No such order for this account";
+    } catch (const std::exception& e) {
+      std::cerr << "exchange-server: reading order " << lookup.id << " failed: " << e.what()
+                << "\n";
+      item.message = "Internal error: the order could not be read from the database; retry";
+    }
+    item.kind = protocol::ResultItem::Kind::Error;
+  }
+}
+
+}  // namespace
 
 void RequestHandler::handle(std::string_view payload, Reply done) {
   protocol::Command cmd = protocol::parse(payload);
@@ -24,20 +53,27 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
   }
 
   const std::int64_t now = std::time(nullptr);
-  protocol::Result result;
+  Applied applied;
   store::Ticket ticket;
   bool internal_error = false;
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
     exchange::Effects none;
-    result = apply(cmd, engine_, now, none);
+    applied = apply(cmd, engine_, now, none);
     ticket = batcher_.visible_ticket();
   } else {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
     exchange::Effects fx;
     try {
-      result = apply(cmd, engine_, now, fx);
-      ticket = fx.empty() ? batcher_.visible_ticket() : batcher_.submit(std::move(fx));
+      applied = apply(cmd, engine_, now, fx);
+      if (fx.empty()) {
+        ticket = batcher_.visible_ticket();
+      } else {
+        auto closed = exchange::Engine::closed_orders(fx);
+        ticket = batcher_.submit(std::move(fx));
+        engine_.note_closed(closed, ticket);
+        engine_.forget_closed(batcher_.committed_through(), closed_orders_cached_);
+      }
     } catch (const std::exception& e) {
       // The engine may be half-changed: its open batch must not be written, and the engine
       // is rebuilt from the database.
@@ -48,7 +84,8 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
     }
   }
 
-  std::string xml = internal_error ? std::string() : protocol::render(result);
+  if (!applied.archive_lookups.empty()) complete_from_archive(cmd.account, applied, archive_);
+  std::string xml = internal_error ? std::string() : protocol::render(applied.result);
   batcher_.when_durable(ticket, [xml = std::move(xml), done = std::move(done)](bool committed) {
     if (committed && !xml.empty()) {
       done(xml);

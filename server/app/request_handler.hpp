@@ -2,6 +2,7 @@
 // One request's way through the server, independent of how threads and sockets are arranged:
 // parse, apply to the engine under its lock, hand the effects to the group commit, render,
 // and release the reply only once everything it reflects is durable.
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 
 #include "exchange/engine.hpp"
 #include "store/batcher.hpp"
+#include "store/order_archive.hpp"
 
 namespace app {
 
@@ -17,10 +19,13 @@ class RequestHandler {
  public:
   using Reply = std::function<void(std::string xml)>;
 
-  RequestHandler(exchange::Engine& engine, store::Batcher& batcher);
+  // `closed_orders_cached`: how many closed orders the engine keeps in memory for queries
+  // before older ones are answered from `archive`.
+  RequestHandler(exchange::Engine& engine, store::Batcher& batcher, store::OrderArchive& archive,
+                 std::size_t closed_orders_cached);
 
   // Calls `done` exactly once with the reply document: inline, or later on the store's writer
-  // thread. Never blocks on the database.
+  // thread. Never waits for a commit (it may read a closed order from the database).
   void handle(std::string_view payload, Reply done);
   // The same, waiting for the reply (for thread-per-connection models).
   std::string handle_blocking(std::string_view payload);
@@ -32,6 +37,8 @@ class RequestHandler {
  private:
   exchange::Engine& engine_;
   store::Batcher& batcher_;
+  store::OrderArchive& archive_;
+  std::size_t closed_orders_cached_;
   boost::shared_mutex engine_lock_;
 };
 

@@ -191,10 +191,36 @@ void Engine::load_order(const OrderRow& row) {
 }
 
 void Engine::load_execution(const ExecutionRow& row) {
+  // Only open orders are loaded; the other side of a fill may be a closed one.
   Fill fill{row.shares, row.price, row.time};
-  orders_.at(row.buy_order).fills.push_back(fill);
-  orders_.at(row.sell_order).fills.push_back(fill);
+  for (OrderId id : {row.buy_order, row.sell_order}) {
+    auto it = orders_.find(id);
+    if (it != orders_.end()) it->second.fills.push_back(fill);
+  }
   next_execution_id_ = std::max(next_execution_id_, row.id + 1);
+}
+
+void Engine::set_next_ids(OrderId next_order_id, std::int64_t next_execution_id) {
+  next_order_id_ = std::max(next_order_id_, next_order_id);
+  next_execution_id_ = std::max(next_execution_id_, next_execution_id);
+}
+
+std::vector<OrderId> Engine::closed_orders(const Effects& fx) {
+  std::vector<OrderId> ids;
+  for (const OrderRow& row : fx.orders)
+    if (row.canceled_at || !row.open.is_positive()) ids.push_back(row.id);
+  return ids;
+}
+
+void Engine::note_closed(const std::vector<OrderId>& ids, std::uint64_t ticket) {
+  for (OrderId id : ids) closed_.push_back({id, ticket});
+}
+
+void Engine::forget_closed(std::uint64_t durable_through, std::size_t keep) {
+  while (closed_.size() > keep && closed_.front().ticket <= durable_through) {
+    orders_.erase(closed_.front().id);
+    closed_.pop_front();
+  }
 }
 
 void Engine::finish_loading() {
@@ -210,6 +236,7 @@ void Engine::clear() {
   accounts_.clear();
   books_.clear();
   orders_.clear();
+  closed_.clear();
 }
 
 }  // namespace exchange

@@ -4,8 +4,10 @@
 // mutating call appends the rows it changed to an Effects, which the store makes durable.
 // It knows nothing of sockets, XML or SQL.
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "exchange/accounts.hpp"
 #include "exchange/effects.hpp"
@@ -32,6 +34,7 @@ class Engine {
 
   // The order if it exists and belongs to `account`; never reveals other accounts' orders.
   const Order* find_own_order(const std::string& account, OrderId id) const;
+  bool holds_order(OrderId id) const { return orders_.count(id) != 0; }
   // Cancels the open remainder and refunds its reservation. On success fills `status`.
   std::string cancel(const std::string& account, OrderId id, std::int64_t now, Effects& fx,
                      OrderStatus& status);
@@ -41,14 +44,26 @@ class Engine {
   const Account* account(const std::string& id) const;
   bool has_symbol(const std::string& symbol) const { return books_.count(symbol) != 0; }
 
-  // Start-up: rebuild state from stored rows. Orders must come in id order and executions in
-  // id order after their orders; finish_loading() then rests open orders on their books.
+  // Closed orders (filled or canceled) never change again, so memory need not keep them all:
+  // note_closed() queues those in `fx` with the ticket of the batch that makes them durable,
+  // and forget_closed() drops the oldest once they are durable and more than `keep` are
+  // queued. Queries for forgotten orders are answered from the database.
+  static std::vector<OrderId> closed_orders(const Effects& fx);
+  void note_closed(const std::vector<OrderId>& ids, std::uint64_t ticket);
+  void forget_closed(std::uint64_t durable_through, std::size_t keep);
+  // True if `id` was assigned (it may have been forgotten since).
+  bool was_assigned(OrderId id) const { return id > 0 && id < next_order_id_; }
+
+  // Start-up: rebuild state from stored rows: the open orders (in id order) and their
+  // executions (in id order); finish_loading() then rests them on their books. Ids continue
+  // after the largest stored ones (set_next_ids), whether or not those orders are loaded.
   void load_symbol(const std::string& symbol);
   void load_account(const AccountRow& row);
   void load_position(const PositionRow& row);
   void load_order(const OrderRow& row);
   void load_execution(const ExecutionRow& row);
   void finish_loading();
+  void set_next_ids(OrderId next_order_id, std::int64_t next_execution_id);
   // Forgets everything but the id counters (ids are never reused within a run).
   void clear();
 
@@ -66,6 +81,11 @@ class Engine {
   std::unordered_map<std::string, Account> accounts_;
   std::unordered_map<std::string, OrderBook> books_;
   std::unordered_map<OrderId, Order> orders_;
+  struct Closed {
+    OrderId id;
+    std::uint64_t ticket;
+  };
+  std::deque<Closed> closed_;
   OrderId next_order_id_ = 1;
   std::int64_t next_execution_id_ = 1;
 };

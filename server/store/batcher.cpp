@@ -79,6 +79,11 @@ std::vector<Batcher::Done> Batcher::fail_open_batch(Ticket failed_from) {
   return take_waiters_through(open_ticket_ - 1);
 }
 
+Ticket Batcher::committed_through() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return committed_through_;
+}
+
 Batcher::Stats Batcher::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;

@@ -54,6 +54,9 @@ class Batcher {
   // the callbacks of every failed request.
   std::vector<Done> fail_open_batch(Ticket failed_from);
 
+  // Every batch up to this ticket is durable.
+  Ticket committed_through() const;
+
   struct Stats {
     std::uint64_t batches = 0, requests = 0, failures = 0;
   };

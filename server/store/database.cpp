@@ -109,19 +109,51 @@ void Database::load(exchange::Engine& engine) {
     engine.load_account({row[0].c_str(), decimal(row[1]), decimal(row[2])});
   for (const auto& row : tx.exec("SELECT account_id, symbol, amount, granted FROM positions"))
     engine.load_position({row[0].c_str(), row[1].c_str(), decimal(row[2]), decimal(row[3])});
+  // Closed orders stay in the database (OrderArchive answers queries about them); only open
+  // ones, and their fills, come back into memory.
   for (const auto& row : tx.exec(
            "SELECT id, account_id, symbol, amount, limit_price, open_amount, created_at, "
-           "canceled_at FROM orders ORDER BY id"))
+           "canceled_at FROM orders WHERE canceled_at IS NULL AND open_amount > 0 ORDER BY id"))
     engine.load_order({row[0].as<std::int64_t>(), row[1].c_str(), row[2].c_str(),
                        decimal(row[3]), decimal(row[4]), decimal(row[5]),
                        row[6].as<std::int64_t>(), optional_int(row[7])});
-  for (const auto& row : tx.exec("SELECT id, buy_order, sell_order, shares, price, executed_at "
-                                 "FROM executions ORDER BY id"))
+  for (const auto& row : tx.exec(
+           "SELECT DISTINCT e.id, e.buy_order, e.sell_order, e.shares, e.price, e.executed_at "
+           "FROM orders o JOIN executions e ON e.buy_order = o.id OR e.sell_order = o.id "
+           "WHERE o.canceled_at IS NULL AND o.open_amount > 0 ORDER BY e.id"))
     engine.load_execution({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(),
                            row[2].as<std::int64_t>(), decimal(row[3]), decimal(row[4]),
                            row[5].as<std::int64_t>()});
+  auto next = tx.exec1(
+      "SELECT (SELECT coalesce(max(id), 0) + 1 FROM orders), "
+      "       (SELECT coalesce(max(id), 0) + 1 FROM executions)");
+  engine.set_next_ids(next[0].as<std::int64_t>(), next[1].as<std::int64_t>());
   tx.commit();
   engine.finish_loading();
+}
+
+std::optional<exchange::OrderStatus> Database::find_order(const std::string& account,
+                                                         exchange::OrderId id) {
+  pqxx::read_transaction tx(*conn_);
+  auto order = tx.exec_params(
+      "SELECT open_amount, canceled_at FROM orders WHERE id = $1 AND account_id = $2", id,
+      account);
+  if (order.empty()) return std::nullopt;
+  exchange::OrderStatus status;
+  status.id = id;
+  Decimal open = decimal(order[0][0]);
+  if (order[0][1].is_null()) {
+    status.open = open;
+  } else {
+    status.canceled_shares = open;
+    status.canceled_at = order[0][1].as<std::int64_t>();
+  }
+  for (const auto& row : tx.exec_params(
+           "SELECT shares, price, executed_at FROM executions "
+           "WHERE buy_order = $1 OR sell_order = $1 ORDER BY id",
+           id))
+    status.fills.push_back({decimal(row[0]), decimal(row[1]), row[2].as<std::int64_t>()});
+  return status;
 }
 
 void Database::write(const Batch& batch) {

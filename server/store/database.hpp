@@ -2,6 +2,7 @@
 // PostgreSQL, through libpqxx: the durable record of the exchange. One Database is one
 // connection; it is not shared between threads.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <pqxx/connection>
@@ -28,6 +29,9 @@ class Database {
   void load(exchange::Engine& engine);
   // Prepares the batch write; call once the schema exists.
   void prepare_writes();
+  // One stored order's status if it belongs to `account`.
+  std::optional<exchange::OrderStatus> find_order(const std::string& account,
+                                                  exchange::OrderId id);
   // Writes a batch in one statement, hence one transaction and one round trip. Throws on
   // failure, in which case nothing of the batch is stored.
   void write(const Batch& batch);

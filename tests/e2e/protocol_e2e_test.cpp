@@ -18,8 +18,13 @@ const std::string kDecl = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
 struct Exchange {
   ServerProcess server;
-  explicit Exchange(const std::string& model)
-      : server({"--concurrency", model, "--threads", "3", "--reset"}) {}
+  explicit Exchange(const std::string& model, std::vector<std::string> extra = {})
+      : server(flags(model, std::move(extra))) {}
+  static std::vector<std::string> flags(const std::string& model, std::vector<std::string> extra) {
+    std::vector<std::string> f = {"--concurrency", model, "--threads", "3", "--reset"};
+    f.insert(f.end(), extra.begin(), extra.end());
+    return f;
+  }
 
   // Sends a request; returns the reply parsed.
   void send(const std::string& body, ParsedReply& reply) {
@@ -258,4 +263,38 @@ TEST_CASE("a reply leaves only after its effects are committed", "[e2e]") {
   CHECK(query_value("SELECT open_amount FROM orders WHERE id = " + id) == "4");
   CHECK(query_value("SELECT amount FROM positions WHERE account_id = '3'") == "5");
   CHECK(ex.server.stop() == 0);
+}
+
+TEST_CASE("closed orders no longer in memory are answered from the database", "[e2e]") {
+  auto model = GENERATE(from_range(models_under_test()));
+  INFO("model " << model);
+  // Keep no closed order in memory: every query of one goes to PostgreSQL.
+  Exchange ex(model, {"--closed-orders-cached", "0"});
+  ex.create(account("1", "1000") + account("2", "0") + shares("C", "2", "10"));
+  std::string sell = ex.order("2", "C", "-4", "10.5");
+  std::string buy = ex.order("1", "C", "4", "11");  // fills the sell completely at 10.5
+  std::string other = ex.order("2", "C", "-3", "12");
+  REQUIRE_FALSE(other.empty());
+  ParsedReply canceled;
+  ex.send("<transactions id=\"2\"><cancel id=\"" + other + "\"/></transactions>", canceled);
+  REQUIRE(std::string(canceled.items.at(0).name()) == "canceled");
+  // A later write lets the engine forget the closed orders once they are durable.
+  ex.create(account("3", "1"));
+
+  ParsedReply r;
+  ex.send("<transactions id=\"2\"><query id=\"" + sell + "\"/><query id=\"" + other +
+              "\"/><query id=\"" + buy + "\"/><cancel id=\"" + sell + "\"/></transactions>",
+          r);
+  REQUIRE(r.items.size() == 4);
+  CHECK(std::string(r.items[0].name()) == "status");
+  CHECK_FALSE(r.items[0].child("open"));
+  CHECK(std::string(r.items[0].child("executed").attribute("shares").value()) == "4");
+  CHECK(std::string(r.items[0].child("executed").attribute("price").value()) == "10.5");
+  CHECK(std::string(r.items[1].name()) == "status");
+  CHECK(std::string(r.items[1].child("canceled").attribute("shares").value()) == "3");
+  CHECK(std::string(r.items[2].name()) == "error");  // account 1's order
+  CHECK(std::string(r.items[3].name()) == "error");  // nothing open to cancel
+  // The buyer paid 4 x 10.5 and got 4 x 0.5 back: exactly 958 left.
+  CHECK(ex.accepted("1", "C", "958", "1"));
+  CHECK_FALSE(ex.accepted("1", "C", "0.01", "1"));
 }
