@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Container entry point: turn the environment into exchange-server flags.
+#   DATABASE_URL           required; the server reads it from the environment
+#   EXCHANGE_CONCURRENCY   concurrency model (default pool)
+#   EXCHANGE_THREADS       worker threads (default 4)
+#   EXCHANGE_SCHEMA        schema.sql the server applies (default /opt/exchange/schema.sql)
+# Arguments (compose `command:`, or after the image name in docker run) are
+# appended, so any other server flag can be given there.
+set -euo pipefail
+
+if [[ -z "${DATABASE_URL:-}" ]]; then
+  echo "exchange-entrypoint: DATABASE_URL is not set (e.g. postgresql://postgres:PASSWORD@db:5432/exchange)" >&2
+  exit 2
+fi
+
+# exec: the server becomes PID 1's process, so docker stop's SIGTERM reaches it
+# directly and it can shut down cleanly.
+exec exchange-server \
+  --concurrency "${EXCHANGE_CONCURRENCY:-pool}" \
+  --threads "${EXCHANGE_THREADS:-4}" \
+  --schema "${EXCHANGE_SCHEMA:-/opt/exchange/schema.sql}" \
+  "$@"
