@@ -183,7 +183,11 @@ int main(int argc, char** argv) {
     signal_waiter.join();
     auto stats = batcher.stats();
     std::cerr << "exchange-server: stopped after " << stats.requests << " requests in "
-              << stats.batches << " commits\n";
+              << stats.batches << " commits (mean "
+              << (stats.batches ? stats.requests / double(stats.batches) : 0.0)
+              << " requests and "
+              << (stats.batches ? stats.write_microseconds / 1000.0 / stats.batches : 0.0)
+              << " ms per commit)\n";
   } catch (const std::exception& e) {
     std::cerr << "exchange-server: " << e.what() << "\n";
     return 1;

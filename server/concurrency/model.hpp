@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/metrics.hpp"
 #include "app/request_handler.hpp"
 #include "net/framing.hpp"
 #include "net/listener.hpp"
@@ -14,8 +15,16 @@
 namespace concurrency {
 
 struct ModelOptions {
-  unsigned threads = 4;  // pool size, for models that have one
+  unsigned threads = 4;  // pool size of the fixed pool
+  // Bounds of the dynamic pools (fotp, adaptive).
+  unsigned min_threads = 4;
+  unsigned max_threads = 1024;
+  // Benchmarking aid: each child of a request sleeps this long in the thread that runs the
+  // handler, before the handler and outside every lock, as if it did blocking I/O.
+  unsigned simulated_io_ms_per_child = 0;
   net::ConnectionLimits limits;
+  // Where the model counts arrivals and completions and publishes its gauges. Never null.
+  std::shared_ptr<app::Metrics> metrics = std::make_shared<app::Metrics>();
 };
 
 class Model {

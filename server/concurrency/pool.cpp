@@ -10,6 +10,7 @@
 
 #include "concurrency/event_loop.hpp"
 #include "concurrency/model.hpp"
+#include "concurrency/run_request.hpp"
 
 namespace concurrency {
 namespace {
@@ -19,8 +20,10 @@ class Pool : public Model {
   explicit Pool(const ModelOptions& options) : options_(options) {}
 
   void run(net::Listener& listener, app::RequestHandler& handler) override {
+    app::Metrics& metrics = *options_.metrics;
     EventLoop loop(listener, options_.limits,
-                   [this](std::string payload, net::AsyncConnection::ReplyFn reply) {
+                   [this, &metrics](std::string payload, net::AsyncConnection::ReplyFn reply) {
+                     metrics.arrival();
                      {
                        std::lock_guard<std::mutex> lock(mutex_);
                        queue_.push_back({std::move(payload), std::move(reply)});
@@ -32,10 +35,23 @@ class Pool : public Model {
       loop_ = &loop;
       if (stopping_) loop.stop();
     }
+    const unsigned threads = std::max(1u, options_.threads);
     boost::thread_group workers;
-    for (unsigned i = 0; i < std::max(1u, options_.threads); ++i)
+    for (unsigned i = 0; i < threads; ++i)
       workers.create_thread([this, &handler] { work(handler); });
+    metrics.set_gauges([this, &loop, threads] {
+      app::Metrics::Gauges g;
+      g.threads = threads;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        g.busy = static_cast<long>(busy_);
+        g.queued = static_cast<long>(queue_.size());
+      }
+      g.connections = static_cast<long>(loop.open_connections());
+      return g;
+    });
     loop.run();  // returns when stopped and every connection has closed
+    metrics.set_gauges(nullptr);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       loop_ = nullptr;
@@ -66,8 +82,11 @@ class Pool : public Model {
         if (queue_.empty()) return;
         job = std::move(queue_.front());
         queue_.pop_front();
+        ++busy_;
       }
-      handler.handle(job.payload, std::move(job.reply));
+      run_request(handler, options_, job.payload, std::move(job.reply));
+      std::lock_guard<std::mutex> lock(mutex_);
+      --busy_;
     }
   }
 
@@ -75,6 +94,7 @@ class Pool : public Model {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Job> queue_;
+  std::size_t busy_ = 0;
   EventLoop* loop_ = nullptr;
   bool stopping_ = false;
   bool workers_done_ = false;

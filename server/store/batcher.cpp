@@ -106,6 +106,7 @@ void Batcher::run() {
     }
 
     bool ok = !poisoned;
+    auto started = std::chrono::steady_clock::now();
     if (ok) {
       try {
         write_(batch);
@@ -122,6 +123,9 @@ void Batcher::run() {
       committed_through_ = ticket;
       ++stats_.batches;
       stats_.requests += batch.requests;
+      stats_.write_microseconds += std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::steady_clock::now() - started)
+                                       .count();
       done = take_waiters_through(ticket);
     } else {
       done = recover_(ticket);

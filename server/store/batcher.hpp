@@ -8,6 +8,7 @@
 // failed batch's state) fail together, and the engine is rebuilt from the database before any
 // other request runs: memory and database never disagree.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -59,6 +60,7 @@ class Batcher {
 
   struct Stats {
     std::uint64_t batches = 0, requests = 0, failures = 0;
+    std::uint64_t write_microseconds = 0;  // time spent in committed writes
   };
   Stats stats() const;
 

@@ -1,0 +1,81 @@
+#pragma once
+// Per-second metrics of the serving process (--metrics FILE): every concurrency model counts
+// arrivals and completions (with the time each request spent in the handler) and publishes the
+// gauges that apply to it; a writer thread appends one CSV row per second:
+//
+//   time,arrivals,completions,mean_service_ms,p99_service_ms,threads,busy_threads,
+//   queue_length,open_connections,rss_kb,target_threads
+//
+// time is Unix seconds; arrivals and completions are counts over the last second (so the
+// arrival column is λ); service times are the time in the worker/handler (simulated I/O
+// included, the wait for the group commit excluded), empty when nothing completed; gauges are
+// sampled when the row is written and empty where the model has no such thing (the reactor
+// has no queue, only the dynamic pools have a target size).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace app {
+
+class Metrics {
+ public:
+  // A negative value means "does not apply" and is written as an empty field.
+  struct Gauges {
+    long threads = -1;
+    long busy = -1;
+    long queued = -1;
+    long connections = -1;
+    long target = -1;
+  };
+  using GaugeFn = std::function<Gauges()>;
+
+  Metrics() = default;
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // A request was framed and handed to the model. Thread-safe, lock-free.
+  void arrival() { arrivals_.fetch_add(1, std::memory_order_relaxed); }
+  // A request's handler call finished after `service`. Thread-safe; a no-op (nothing is
+  // kept) unless start_csv() was called.
+  void completion(std::chrono::nanoseconds service);
+  // The model's gauges, sampled once per row; an empty function clears them. Once this
+  // returns, the previous function is no longer running and is never called again, so a
+  // model clears it before what it reads goes away. Must not be called while holding a lock
+  // the function takes.
+  void set_gauges(GaugeFn gauges);
+
+  // Writes the header and then one row per second to `path` (truncated) until stop().
+  // Throws std::runtime_error if the file cannot be opened.
+  void start_csv(const std::string& path);
+  // Writes a last row and stops the writer. Idempotent.
+  void stop();
+
+ private:
+  void write_loop();
+  void write_row();
+
+  std::atomic<bool> enabled_{false};
+  std::atomic<std::uint64_t> arrivals_{0};
+  std::mutex samples_mutex_;
+  std::vector<std::int64_t> samples_ns_;  // service times since the last row
+  std::mutex gauges_mutex_;
+  GaugeFn gauges_;
+  std::mutex writer_mutex_;
+  std::condition_variable writer_wake_;
+  bool stopping_ = false;
+  std::ofstream out_;
+  std::thread writer_;
+};
+
+// Resident set size of this process in KiB (from /proc/self/statm), or -1 if unknown.
+long resident_kb();
+
+}  // namespace app

@@ -1,0 +1,113 @@
+#pragma once
+// The machinery shared by the self-sizing pools (fotp, adaptive): a task queue served by a
+// resizable set of Boost.Thread workers, and a Model that puts it behind the event loop and
+// lets a Sizer pick its size. A sizing rule is then one small class (fotp.cpp, adaptive.cpp).
+//
+// DynamicPool keeps a target size. resize() starts threads up to the target at once; a task
+// that finds no idle thread starts one too, while the pool is below target. A thread retires
+// when the pool is above target (after its current task), or when it has been idle for the
+// idle timeout while the pool is above its minimum (an idle timeout of zero: never).
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <boost/thread/thread.hpp>
+
+#include "concurrency/model.hpp"
+#include "concurrency/request_shape.hpp"
+
+namespace concurrency {
+
+class DynamicPool {
+ public:
+  using Task = std::function<void()>;
+  struct Limits {
+    unsigned min_threads = 1;
+    unsigned max_threads = 1024;
+    std::chrono::milliseconds idle_timeout{0};
+  };
+  struct Stats {
+    unsigned threads = 0;  // workers alive
+    unsigned busy = 0;     // workers running a task
+    std::size_t queued = 0;
+    unsigned target = 0;
+    std::uint64_t started = 0;  // threads ever started
+  };
+
+  // Starts with `initial` threads (clamped to the limits).
+  DynamicPool(const Limits& limits, unsigned initial);
+  // Runs what is queued, then joins every worker.
+  ~DynamicPool();
+  DynamicPool(const DynamicPool&) = delete;
+  DynamicPool& operator=(const DynamicPool&) = delete;
+
+  void submit(Task task);
+  // Sets the target (clamped to the limits) and starts threads up to it; surplus threads retire
+  // as they become idle. Also joins threads that have retired since the last call.
+  void resize(unsigned target);
+  // Stops taking tasks; the workers finish the queue and exit; joins them. Idempotent.
+  void shutdown();
+  Stats stats() const;
+  const Limits& limits() const { return limits_; }
+
+ private:
+  void start_threads(std::unique_lock<std::mutex>& lock, unsigned count);
+  void work();
+  void join_retired();
+
+  const Limits limits_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;     // a task, a lower target or shutdown
+  std::condition_variable all_gone_;  // threads_ reached zero
+  std::deque<Task> queue_;
+  unsigned target_ = 0;
+  unsigned threads_ = 0;  // started (or being started) and not yet retired
+  unsigned idle_ = 0;     // waiting for a task
+  unsigned busy_ = 0;
+  std::uint64_t started_ = 0;
+  bool stopping_ = false;
+  std::map<boost::thread::id, std::unique_ptr<boost::thread>> workers_;
+  std::vector<boost::thread::id> retired_;  // exited (or exiting), still to be joined
+};
+
+// A sizing rule for the DynamicPoolModel. Its hooks run on different threads (arrived on the
+// event loop, finished on workers, decide on the controller), so it synchronises its own state.
+class Sizer {
+ public:
+  struct TaskTimes {
+    std::chrono::nanoseconds wall{0};  // in the worker: simulated I/O and the handler call
+    // Of that, runnable but waiting for a CPU (-1: unknown or not measured).
+    std::chrono::nanoseconds runqueue_wait{-1};
+  };
+
+  virtual ~Sizer() = default;
+  virtual const char* name() const = 0;
+  // How often decide() runs.
+  virtual std::chrono::milliseconds period() const = 0;
+  // Idle retirement of the pool (0: only surplus threads above the target retire).
+  virtual std::chrono::milliseconds idle_timeout() const = 0;
+  virtual unsigned initial_threads(const DynamicPool::Limits& limits) const = 0;
+  // Whether the model must compute request classes (scan_request) for arrived/finished.
+  virtual bool wants_request_class() const { return false; }
+  // Whether finished() wants the run-queue wait (costs two small reads per request).
+  virtual bool wants_runqueue_wait() const { return false; }
+
+  // A request was received (before it is queued). `shape` is empty unless wanted.
+  virtual void arrived(const RequestShape& shape) = 0;
+  // A worker finished running the request.
+  virtual void finished(const RequestShape& shape, const TaskTimes& times) = 0;
+  // Every period: the new target size. `elapsed` is the time since the previous call.
+  virtual unsigned decide(const DynamicPool::Stats& now, std::chrono::nanoseconds elapsed) = 0;
+};
+
+// Half-sync/half-async like `pool`, with a DynamicPool sized by `sizer` every period.
+std::unique_ptr<Model> make_dynamic_pool_model(const ModelOptions& options,
+                                               std::unique_ptr<Sizer> sizer);
+
+}  // namespace concurrency

@@ -1,0 +1,67 @@
+#include "concurrency/run_request.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include <boost/thread/future.hpp>
+
+#include "concurrency/request_shape.hpp"
+
+namespace concurrency {
+
+std::chrono::nanoseconds run_request(app::RequestHandler& handler, const ModelOptions& options,
+                                     std::string_view payload, app::RequestHandler::Reply done,
+                                     int children) {
+  auto start = std::chrono::steady_clock::now();
+  if (options.simulated_io_ms_per_child > 0) {
+    if (children < 0) children = static_cast<int>(scan_request(payload).children);
+    std::this_thread::sleep_for(std::chrono::milliseconds(options.simulated_io_ms_per_child) *
+                                children);
+  }
+  handler.handle(payload, std::move(done));
+  auto took = std::chrono::steady_clock::now() - start;
+  options.metrics->completion(took);
+  return took;
+}
+
+std::string run_request_blocking(app::RequestHandler& handler, const ModelOptions& options,
+                                 std::string_view payload) {
+  boost::promise<std::string> reply;
+  boost::unique_future<std::string> future = reply.get_future();
+  run_request(handler, options, payload,
+              [&reply](std::string xml) { reply.set_value(std::move(xml)); });
+  return future.get();
+}
+
+namespace {
+
+// One descriptor per thread, opened on first use and closed when the thread ends.
+struct SchedStat {
+  int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  ~SchedStat() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::int64_t thread_runqueue_wait_ns() {
+  thread_local SchedStat stat;
+  if (stat.fd < 0) return -1;
+  char buf[96];
+  ssize_t n = ::pread(stat.fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  // "<ns on cpu> <ns waiting on a runqueue> <timeslices>"
+  char* end = nullptr;
+  std::strtoll(buf, &end, 10);
+  if (end == buf) return -1;
+  char* after = nullptr;
+  long long wait = std::strtoll(end, &after, 10);
+  return after == end ? -1 : wait;
+}
+
+}  // namespace concurrency
