@@ -34,19 +34,27 @@ FrameReader::Event FrameReader::next(std::string& out) {
       return Event::SessionHello;
     }
     first_line_ = false;
-    if (line.empty() || line.size() > 20 || line.find_first_not_of("0123456789") != line.npos) {
+    if (line.empty() || line.find_first_not_of("0123456789") != line.npos) {
       out = "Bad framing: the first line must be the request's length in bytes, got '" +
             std::string(line.substr(0, 40)) + "'";
       return Event::Error;
     }
-    // Checked before anything is allocated for the payload.
-    unsigned long long length = std::stoull(std::string(line));
-    if (length > max_bytes_) {
-      out = "Request of " + std::to_string(length) + " bytes exceeds the limit of " +
+    // Checked digit by digit before anything is allocated; saturates instead of overflowing.
+    std::size_t length = 0;
+    bool too_long = false;
+    for (char c : line) {
+      length = length * 10 + static_cast<std::size_t>(c - '0');
+      if (length > max_bytes_) {
+        too_long = true;
+        break;
+      }
+    }
+    if (too_long) {
+      out = "Request of " + std::string(line) + " bytes exceeds the limit of " +
             std::to_string(max_bytes_) + " bytes";
       return Event::Error;
     }
-    expected_ = static_cast<std::size_t>(length);
+    expected_ = length;
   }
   if (buf_.size() - pos_ < expected_) return Event::NeedMore;
   out.assign(buf_, pos_, expected_);

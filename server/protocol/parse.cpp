@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "protocol/utf8.hpp"
+#include "protocol/xml_chars.hpp"
 
 namespace protocol {
 namespace {
@@ -26,6 +27,37 @@ std::string_view trim(std::string_view s) {
   auto b = s.find_first_not_of(ws);
   if (b == std::string_view::npos) return {};
   return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+// The whole text content of an element that must hold only text (comments may split it).
+std::string text_of(const pugi::xml_node& node, std::string& invalid) {
+  std::string text;
+  for (const pugi::xml_node& child : node.children()) {
+    if (child.type() == pugi::node_pcdata || child.type() == pugi::node_cdata)
+      text += child.value();
+    else if (child.type() == pugi::node_element && invalid.empty())
+      invalid = std::string("Unexpected element <") + child.name() + "> inside <" + node.name() +
+                ">";
+  }
+  return text;
+}
+
+// pugixml accepts an element with the same attribute twice; XML does not. Walks the tree
+// without recursion: a request may nest deeply.
+bool has_repeated_attribute(const pugi::xml_node& root) {
+  pugi::xml_node node = root;
+  while (node) {
+    for (pugi::xml_attribute a = node.first_attribute(); a; a = a.next_attribute())
+      for (pugi::xml_attribute b = a.next_attribute(); b; b = b.next_attribute())
+        if (std::strcmp(a.name(), b.name()) == 0) return true;
+    if (node.first_child()) {
+      node = node.first_child();
+      continue;
+    }
+    while (node && node != root && !node.next_sibling()) node = node.parent();
+    node = node == root ? pugi::xml_node() : node.next_sibling();
+  }
+  return false;
 }
 
 Attributes attributes_of(const pugi::xml_node& node) {
@@ -98,7 +130,8 @@ void parse_create_symbol(const pugi::xml_node& node, Command& cmd) {
     item.echo = {{"sym", symbol}, {"id", item.account}};
     if (item.invalid.empty() && !is_valid_account_id(item.account))
       item.invalid = "Invalid account id: must be one or more decimal digits";
-    parse_number(trim(child.child_value()), "amount", item.amount, item.invalid);
+    std::string text = text_of(child, item.invalid);
+    parse_number(trim(text), "amount", item.amount, item.invalid);
     if (item.invalid.empty() && !item.amount.is_positive())
       item.invalid = "Invalid amount: must be positive";
     cmd.creates.push_back(std::move(item));
@@ -192,20 +225,27 @@ bool Command::is_read_only() const {
 
 Command parse(std::string_view payload) {
   if (!is_valid_utf8(payload)) return invalid("Request is not valid UTF-8");
+  if (std::string why = forbidden_xml_char(payload); !why.empty())
+    return invalid("Malformed XML: " + why);
   pugi::xml_document doc;
-  // parse_default leaves DOCTYPE unparsed and never expands external entities.
-  pugi::xml_parse_result ok =
-      doc.load_buffer(payload.data(), payload.size(), pugi::parse_default, pugi::encoding_utf8);
+  // parse_default leaves DOCTYPE unparsed and never expands external entities; parse_fragment
+  // keeps text outside the root element, so that it can be refused below.
+  pugi::xml_parse_result ok = doc.load_buffer(payload.data(), payload.size(),
+                                              pugi::parse_default | pugi::parse_fragment,
+                                              pugi::encoding_utf8);
   if (!ok)
     return invalid(std::string("Malformed XML: ") + ok.description() + " at offset " +
                    std::to_string(ok.offset));
   pugi::xml_node root;
   for (const pugi::xml_node& node : doc.children()) {
+    if (node.type() == pugi::node_pcdata || node.type() == pugi::node_cdata)
+      return invalid("Malformed XML: text outside the root element");
     if (node.type() != pugi::node_element) continue;
     if (root) return invalid("Malformed XML: more than one root element");
     root = node;
   }
   if (!root) return invalid("Malformed XML: no root element");
+  if (has_repeated_attribute(root)) return invalid("Malformed XML: repeated attribute");
 
   Command cmd;
   if (std::strcmp(root.name(), "create") == 0)

@@ -828,15 +828,14 @@ TEST_CASE("utf8 validation", "[protocol][utf8]") {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Known problems: these document bugs found while writing the suite. They are tagged
-// [!mayfail] so the suite stays green until the server code is fixed; remove the tag then.
+// Regressions: bugs found while writing the suite, fixed in the server since.
 
-// BUG (server/protocol/parse.cpp, parse()): pugixml decodes the character reference &#0; to a
+// Was a bug (server/protocol/parse.cpp, parse()): pugixml decodes the character reference &#0; to a
 // NUL that ends the C string, so sym="a&#0;b" is read as "a": the request silently creates
 // symbol "a" (and echoes sym="a") instead of rejecting the name (&#0; is not even allowed in
 // XML 1.0).
 TEST_CASE("a NUL character reference does not silently shorten a symbol name",
-          "[protocol][bug][!mayfail]") {
+          "[protocol]") {
   Session s;
   setup(s);
   Reply r = s.send("<create><symbol sym=\"a&#0;b\"><account id=\"1\">1</account></symbol></create>");
@@ -845,13 +844,13 @@ TEST_CASE("a NUL character reference does not silently shorten a symbol name",
   CHECK_FALSE(s.engine.has_symbol("a"));
 }
 
-// BUG (server/protocol/render.cpp append_escaped, fed by parse.cpp): character references to
+// Was a bug (server/protocol/render.cpp append_escaped, fed by parse.cpp): character references to
 // characters XML 1.0 forbids (&#1;, &#xFFFE;) or to surrogates (&#xD800;) are decoded by
 // pugixml and echoed raw, so the reply contains a control character / U+FFFE / an encoded
 // surrogate (invalid UTF-8). Strict XML parsers (expat, libxml2) reject such a reply.
 // Expected: the request is refused, or the reply never contains such characters.
 TEST_CASE("echoed character references never make the reply ill-formed",
-          "[protocol][bug][!mayfail]") {
+          "[protocol]") {
   Session s;
   setup(s);
   for (const std::string ref : {"&#1;", "&#x1F;", "&#xFFFE;", "&#xD800;"}) {
@@ -864,11 +863,11 @@ TEST_CASE("echoed character references never make the reply ill-formed",
   s.send(transactions("1", order("a\x01" "b", "1", "1")));
 }
 
-// BUG (server/protocol/parse.cpp attributes_of + render.cpp): pugixml accepts a repeated
+// Was a bug (server/protocol/parse.cpp attributes_of + render.cpp): pugixml accepts a repeated
 // attribute (not well-formed XML) and the echo repeats it, so the reply has
 // <error sym="X" amount="1" limit="1" amount="2"> which strict parsers reject ("duplicate
 // attribute"). Expected: the request is refused as malformed XML.
-TEST_CASE("a repeated attribute is not echoed twice", "[protocol][bug][!mayfail]") {
+TEST_CASE("a repeated attribute is not echoed twice", "[protocol]") {
   Session s;
   setup(s);
   s.send(transactions("1", "<order sym=\"X\" amount=\"1\" limit=\"1\" amount=\"2\"/>"));
@@ -876,10 +875,10 @@ TEST_CASE("a repeated attribute is not echoed twice", "[protocol][bug][!mayfail]
   CHECK(s.engine.order_count() == 0);
 }
 
-// BUG (server/protocol/parse.cpp parse()): text outside the root element is not well-formed
+// Was a bug (server/protocol/parse.cpp parse()): text outside the root element is not well-formed
 // XML, but pugixml drops it silently, so "junk<create>...</create>" is executed. PROTOCOL.md 2
 // says malformed XML gets <results><error>.
-TEST_CASE("text outside the root element is malformed XML", "[protocol][bug][!mayfail]") {
+TEST_CASE("text outside the root element is malformed XML", "[protocol]") {
   Session s;
   Reply before = s.send("junk<create><account id=\"1\" balance=\"1\"/></create>");
   CHECK_FALSE(before.request_error().empty());
@@ -889,11 +888,11 @@ TEST_CASE("text outside the root element is malformed XML", "[protocol][bug][!ma
   CHECK_FALSE(s.engine.has_account("2"));
 }
 
-// BUG (server/protocol/parse.cpp parse_create_symbol): the share count is read with
+// Was a bug (server/protocol/parse.cpp parse_create_symbol): the share count is read with
 // child_value(), the first text node only, so <account id="1">1<!--c-->0</account> (text
 // content "10") adds 1 share. Expected: 10 shares, or an error; never a different number.
 TEST_CASE("a comment inside a share count does not change the number",
-          "[protocol][bug][!mayfail]") {
+          "[protocol]") {
   Session s;
   setup(s);
   Reply r = s.send(

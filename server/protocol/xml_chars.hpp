@@ -1,0 +1,51 @@
+#pragma once
+// XML 1.0 allows only some characters, whether written raw or as a character reference
+// (&#...;). pugixml decodes references without checking them, so a request could smuggle a
+// NUL (which cuts a string short) or a control character into a value we echo, and the reply
+// would not be well-formed XML. This check runs on the raw payload before parsing.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace protocol {
+
+inline bool is_xml_char(std::uint32_t c) {
+  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
+         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+}
+
+// Empty if every character and character reference is allowed, else why not. Expects valid
+// UTF-8 (checked first).
+inline std::string forbidden_xml_char(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 && c != 0x9 && c != 0xA && c != 0xD)
+      return "control character " + std::to_string(c) + " at offset " + std::to_string(i);
+    // U+FFFE and U+FFFF are EF BF BE / EF BF BF in UTF-8.
+    if (c == 0xEF && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xBF &&
+        (static_cast<unsigned char>(s[i + 2]) & 0xFE) == 0xBE)
+      return "non-character U+FFFE/U+FFFF at offset " + std::to_string(i);
+    if (c == '&' && i + 1 < s.size() && s[i + 1] == '#') {
+      std::size_t j = i + 2;
+      bool hex = j < s.size() && s[j] == 'x';
+      if (hex) ++j;
+      std::uint64_t value = 0;
+      std::size_t digits = 0;
+      for (; j < s.size() && s[j] != ';' && digits < 12; ++j, ++digits) {
+        char d = s[j];
+        int v = d >= '0' && d <= '9'   ? d - '0'
+                : hex && d >= 'a' && d <= 'f' ? d - 'a' + 10
+                : hex && d >= 'A' && d <= 'F' ? d - 'A' + 10
+                                              : -1;
+        if (v < 0) break;
+        value = value * (hex ? 16 : 10) + static_cast<std::uint64_t>(v);
+      }
+      if (value > 0x10FFFF || !is_xml_char(static_cast<std::uint32_t>(value)))
+        return "character reference to a character XML does not allow at offset " +
+               std::to_string(i);
+    }
+  }
+  return {};
+}
+
+}  // namespace protocol
