@@ -15,6 +15,8 @@ packages=(
   libboost-thread-dev libboost-system-dev libboost-program-options-dev
   # unit-test framework
   catch2
+  # libFuzzer targets (tests/fuzz) and clang-format
+  clang libclang-rt-14-dev clang-format
   # the private PostgreSQL cluster of run.sh / test.sh (scripts/local-pg.sh)
   postgresql-15 postgresql-client-15
   # writeup tooling and tests/docker/check_docker.sh (venvs)
