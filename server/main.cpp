@@ -9,6 +9,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "app/log.hpp"
+#include "app/metrics.hpp"
 #include "app/request_handler.hpp"
 #include "concurrency/model.hpp"
 #include "net/listener.hpp"
@@ -27,6 +29,11 @@ struct Config {
   std::string db;
   std::string model = "pool";
   unsigned threads = 4;
+  unsigned min_threads = 4;
+  unsigned max_threads = 1024;
+  unsigned simulated_io_ms_per_child = 0;
+  std::string metrics_path;
+  std::string log_level = "info";
   bool reset = false;
   std::string schema_path;
   std::size_t max_request_bytes = 1 << 20;
@@ -51,7 +58,20 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
                          "PostgreSQL connection string or URI (default: $DATABASE_URL)")(
       "concurrency", po::value(&cfg.model)->default_value(cfg.model), models_help().c_str())(
       "threads", po::value(&cfg.threads)->default_value(cfg.threads),
-      "worker threads for pool models")(
+      "worker threads of the fixed pool (--concurrency pool)")(
+      "min-threads", po::value(&cfg.min_threads)->default_value(cfg.min_threads),
+      "fewest threads of the self-sizing pools (fotp, adaptive; adaptive also keeps at least "
+      "one per core)")("max-threads", po::value(&cfg.max_threads)->default_value(cfg.max_threads),
+                       "most threads of the self-sizing pools (fotp, adaptive)")(
+      "metrics", po::value(&cfg.metrics_path),
+      "write one CSV row per second to this file: time, arrivals, completions, mean and p99 "
+      "service ms, threads, busy threads, queue length, open connections, RSS KiB, pool target")(
+      "log-level", po::value(&cfg.log_level)->default_value(cfg.log_level),
+      "error | warn | info | debug (debug shows every pool resize)")(
+      "simulated-io-ms-per-child",
+      po::value(&cfg.simulated_io_ms_per_child)->default_value(cfg.simulated_io_ms_per_child),
+      "benchmarking aid: each child of a request sleeps this many ms in the thread running the "
+      "handler (outside every lock), as if it did blocking I/O; 0 in production")(
       "reset", po::bool_switch(&cfg.reset),
       "delete every account, symbol, order and execution before serving")(
       "schema", po::value(&cfg.schema_path),
@@ -69,7 +89,7 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     po::store(po::parse_command_line(argc, argv, opts), vm);
     po::notify(vm);
   } catch (const std::exception& e) {
-    std::cerr << "exchange-server: " << e.what() << "\nTry --help.\n";
+    EXCHANGE_LOG(error) << e.what() << " (try --help)";
     exit_code = 2;
     return false;
   }
@@ -83,18 +103,29 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     if (env) cfg.db = env;
   }
   if (cfg.db.empty()) {
-    std::cerr << "exchange-server: no database: pass --db or set DATABASE_URL\n";
+    EXCHANGE_LOG(error) << "no database: pass --db or set DATABASE_URL";
     exit_code = 2;
     return false;
   }
   if (!concurrency::find_model(cfg.model)) {
-    std::cerr << "exchange-server: unknown --concurrency '" << cfg.model << "'\n"
-              << models_help() << "\n";
+    EXCHANGE_LOG(error) << "unknown --concurrency '" << cfg.model << "'\n" << models_help();
     exit_code = 2;
     return false;
   }
   if (cfg.port > 65535) {
-    std::cerr << "exchange-server: --port must be at most 65535\n";
+    EXCHANGE_LOG(error) << "--port must be at most 65535";
+    exit_code = 2;
+    return false;
+  }
+  app::LogLevel level;
+  if (!app::parse_log_level(cfg.log_level, level)) {
+    EXCHANGE_LOG(error) << "--log-level must be error, warn, info or debug";
+    exit_code = 2;
+    return false;
+  }
+  app::set_log_level(level);
+  if (cfg.max_threads < 1 || cfg.min_threads > cfg.max_threads) {
+    EXCHANGE_LOG(error) << "need 1 <= --max-threads and --min-threads <= --max-threads";
     exit_code = 2;
     return false;
   }
@@ -130,7 +161,7 @@ int main(int argc, char** argv) {
     writer.apply_schema(schema_sql(cfg));
     if (cfg.reset) {
       writer.reset();
-      std::cerr << "exchange-server: database reset\n";
+      EXCHANGE_LOG(info) << "database reset";
     }
     writer.load(engine);
     writer.prepare_writes();
@@ -150,8 +181,8 @@ int main(int argc, char** argv) {
               fresh.load(engine);
               break;
             } catch (const std::exception& e) {
-              std::cerr << "exchange-server: reloading state failed (attempt " << attempt
-                        << "): " << e.what() << "\n";
+              EXCHANGE_LOG(error) << "reloading state failed (attempt " << attempt
+                                  << "): " << e.what();
               std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 20) * 100));
             }
           }
@@ -164,6 +195,10 @@ int main(int argc, char** argv) {
     net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
     concurrency::ModelOptions options;
     options.threads = cfg.threads;
+    options.min_threads = cfg.min_threads;
+    options.max_threads = cfg.max_threads;
+    options.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
+    if (!cfg.metrics_path.empty()) options.metrics->start_csv(cfg.metrics_path);
     options.limits.max_request_bytes = cfg.max_request_bytes;
     options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
     auto model = concurrency::find_model(cfg.model)->make(options);
@@ -172,24 +207,25 @@ int main(int argc, char** argv) {
     std::thread signal_waiter([&] {
       int sig = 0;
       sigwait(&stop_signals, &sig);
-      std::cerr << "exchange-server: signal " << sig << ", finishing in-flight requests\n";
+      EXCHANGE_LOG(info) << "signal " << sig << ", finishing in-flight requests";
       model->stop();
     });
-    std::cerr << "exchange-server: serving on " << cfg.bind << ":" << listener.port()
-              << " with model " << cfg.model << " (" << engine.order_count()
-              << " orders loaded, next order id " << engine.next_order_id() << ")\n";
+    EXCHANGE_LOG(info) << "serving on " << cfg.bind << ":" << listener.port() << " with model "
+                       << cfg.model << " (" << engine.order_count()
+                       << " orders loaded, next order id " << engine.next_order_id() << ")";
     model->run(listener, handler);
     batcher.stop();
     signal_waiter.join();
+    options.metrics->stop();
     auto stats = batcher.stats();
-    std::cerr << "exchange-server: stopped after " << stats.requests << " requests in "
-              << stats.batches << " commits (mean "
-              << (stats.batches ? stats.requests / double(stats.batches) : 0.0)
-              << " requests and "
-              << (stats.batches ? stats.write_microseconds / 1000.0 / stats.batches : 0.0)
-              << " ms per commit)\n";
+    EXCHANGE_LOG(info) << "stopped after " << stats.requests << " requests in " << stats.batches
+                       << " commits (mean "
+                       << (stats.batches ? stats.requests / double(stats.batches) : 0.0)
+                       << " requests and "
+                       << (stats.batches ? stats.write_microseconds / 1000.0 / stats.batches : 0.0)
+                       << " ms per commit)";
   } catch (const std::exception& e) {
-    std::cerr << "exchange-server: " << e.what() << "\n";
+    EXCHANGE_LOG(error) << e.what();
     return 1;
   }
   return 0;

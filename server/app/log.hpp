@@ -39,7 +39,8 @@ class LogLine {
 
 }  // namespace app
 
-#define EXCHANGE_LOG(level)                             \
-  if (!::app::log_enabled(::app::LogLevel::level)) {    \
-  } else                                                \
-    ::app::LogLine(::app::LogLevel::level)
+// A for loop rather than if/else, so the macro is safe in an unbraced if.
+#define EXCHANGE_LOG(level)                                                                    \
+  for (bool exchange_log_once = ::app::log_enabled(::app::LogLevel::level); exchange_log_once; \
+       exchange_log_once = false)                                                              \
+  ::app::LogLine(::app::LogLevel::level)

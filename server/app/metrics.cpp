@@ -53,10 +53,10 @@ void Metrics::write_loop() {
   for (;;) {
     next += std::chrono::seconds(1);
     bool stopping = writer_wake_.wait_until(lock, next, [this] { return stopping_; });
+    if (stopping) return;  // a last, partial second is not a row
     lock.unlock();
     write_row();
     lock.lock();
-    if (stopping) return;
   }
 }
 

@@ -55,7 +55,7 @@ class Metrics {
   // Writes the header and then one row per second to `path` (truncated) until stop().
   // Throws std::runtime_error if the file cannot be opened.
   void start_csv(const std::string& path);
-  // Writes a last row and stops the writer. Idempotent.
+  // Stops the writer (the partial second since the last row is not written). Idempotent.
   void stop();
 
  private:

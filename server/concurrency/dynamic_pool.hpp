@@ -63,13 +63,14 @@ class DynamicPool {
 
   const Limits limits_;
   mutable std::mutex mutex_;
-  std::condition_variable wake_;     // a task, a lower target or shutdown
+  std::condition_variable wake_;      // a task, a lower target or shutdown
   std::condition_variable all_gone_;  // threads_ reached zero
   std::deque<Task> queue_;
   unsigned target_ = 0;
   unsigned threads_ = 0;  // started (or being started) and not yet retired
   unsigned idle_ = 0;     // waiting for a task
   unsigned busy_ = 0;
+  unsigned starting_ = 0;  // start_threads calls creating threads outside the lock
   std::uint64_t started_ = 0;
   bool stopping_ = false;
   std::map<boost::thread::id, std::unique_ptr<boost::thread>> workers_;

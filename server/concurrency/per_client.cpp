@@ -1,16 +1,18 @@
 // Thread per client: the accepting thread spawns one thread per connection, which reads,
 // handles and answers every request on it with blocking calls, then exits.
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <mutex>
 #include <set>
 
 #include <boost/thread/thread.hpp>
 
+#include "app/log.hpp"
 #include "concurrency/model.hpp"
 #include "concurrency/run_request.hpp"
+#include "concurrency/thread_set.hpp"
 #include "net/blocking_connection.hpp"
 
 namespace concurrency {
@@ -36,42 +38,51 @@ class PerClient : public Model {
         std::lock_guard<std::mutex> lock(mutex_);
         open_.insert(fd);
       }
-      boost::thread([this, fd, &handler, &metrics] {
-        net::BlockingConnection conn(fd, options_.limits);
-        net::serve_blocking(conn, [this, &handler, &metrics](const std::string& payload) {
-          metrics.arrival();
-          {
-            std::lock_guard<std::mutex> lock(mutex_);
-            ++busy_;
-          }
-          std::string reply = run_request_blocking(handler, options_, payload);
-          std::lock_guard<std::mutex> lock(mutex_);
-          --busy_;
-          return reply;
-        });
-        // Leaves the set before `conn` closes the descriptor, which may then be reused.
+      try {
+        threads_.spawn([this, fd, &handler, &metrics] { serve(fd, handler, metrics); });
+      } catch (const boost::thread_resource_error& e) {
+        EXCHANGE_LOG(warn) << "cannot start a thread for a connection: " << e.what();
         std::lock_guard<std::mutex> lock(mutex_);
         open_.erase(fd);
-        if (open_.empty()) all_closed_.notify_all();
-      }).detach();
+        ::close(fd);
+      }
     }
     // Wake threads waiting for a next request; one being handled still gets its reply out.
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (int fd : open_) ::shutdown(fd, SHUT_RD);
-    all_closed_.wait(lock, [this] { return open_.empty(); });
-    lock.unlock();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (int fd : open_) ::shutdown(fd, SHUT_RD);
+    }
+    threads_.join_all();
     metrics.set_gauges(nullptr);
   }
 
   void stop() override { stopping_ = true; }
 
  private:
+  void serve(int fd, app::RequestHandler& handler, app::Metrics& metrics) {
+    net::BlockingConnection conn(fd, options_.limits);
+    net::serve_blocking(conn, [this, &handler, &metrics](const std::string& payload) {
+      metrics.arrival();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++busy_;
+      }
+      std::string reply = run_request_blocking(handler, options_, payload);
+      std::lock_guard<std::mutex> lock(mutex_);
+      --busy_;
+      return reply;
+    });
+    // Leaves the set before `conn` closes the descriptor, which may then be reused.
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_.erase(fd);
+  }
+
   ModelOptions options_;
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;
-  std::condition_variable all_closed_;
   std::set<int> open_;
   std::size_t busy_ = 0;  // connection threads inside the handler (or waiting for its commit)
+  ThreadSet threads_;
 };
 
 }  // namespace

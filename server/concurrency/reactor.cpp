@@ -18,14 +18,14 @@ class Reactor : public Model {
 
   void run(net::Listener& listener, app::RequestHandler& handler) override {
     app::Metrics& metrics = *options_.metrics;
-    EventLoop loop(listener, options_.limits,
-                   [this, &handler, &metrics](std::string payload,
-                                              net::AsyncConnection::ReplyFn reply) {
-                     metrics.arrival();
-                     in_handler_.store(1, std::memory_order_relaxed);
-                     run_request(handler, options_, payload, std::move(reply));
-                     in_handler_.store(0, std::memory_order_relaxed);
-                   });
+    EventLoop loop(
+        listener, options_.limits,
+        [this, &handler, &metrics](std::string payload, net::AsyncConnection::ReplyFn reply) {
+          metrics.arrival();
+          in_handler_.store(1, std::memory_order_relaxed);
+          run_request(handler, options_, payload, std::move(reply));
+          in_handler_.store(0, std::memory_order_relaxed);
+        });
     {
       std::lock_guard<std::mutex> lock(mutex_);
       loop_ = &loop;

@@ -23,7 +23,9 @@ void Batcher::stop() {
 Ticket Batcher::submit(exchange::Effects&& fx) {
   std::lock_guard<std::mutex> lock(mutex_);
   open_.merge(std::move(fx));
-  wake_.notify_one();
+  // Waking the writer costs a system call; while it is busy writing it will look at the open
+  // batch anyway when it finishes.
+  if (writer_idle_) wake_.notify_one();
   return open_ticket_;
 }
 
@@ -96,7 +98,9 @@ void Batcher::run() {
     bool poisoned;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      writer_idle_ = true;
       wake_.wait(lock, [this] { return stopping_ || !open_.empty(); });
+      writer_idle_ = false;
       if (open_.empty()) return;  // stopping, nothing left to write
       batch = std::move(open_);
       open_ = Batch();

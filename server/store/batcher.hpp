@@ -80,6 +80,7 @@ class Batcher {
   std::vector<std::pair<Ticket, Ticket>> failed_ranges_;  // inclusive; rare
   std::multimap<Ticket, Done> waiters_;
   bool stopping_ = false;
+  bool writer_idle_ = false;  // waiting for work: a submit must wake it
   Stats stats_;
   std::thread writer_;
 };

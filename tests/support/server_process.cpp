@@ -56,7 +56,7 @@ unsigned short free_port() {
 
 std::vector<std::string> models_under_test() {
   const char* env = std::getenv("EXCHANGE_TEST_MODELS");
-  std::string list = env && *env ? env : "per-client pool";
+  std::string list = env && *env ? env : "reactor per-request per-client pool fotp adaptive";
   std::vector<std::string> out;
   std::istringstream in(list);
   for (std::string m; in >> m;) out.push_back(m);

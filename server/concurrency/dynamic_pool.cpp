@@ -1,0 +1,273 @@
+#include "concurrency/dynamic_pool.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include "app/log.hpp"
+#include "concurrency/event_loop.hpp"
+#include "concurrency/run_request.hpp"
+
+namespace concurrency {
+
+// ---- DynamicPool ----
+
+DynamicPool::DynamicPool(const Limits& limits, unsigned initial) : limits_(limits) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  target_ = std::clamp(initial, limits_.min_threads, limits_.max_threads);
+  start_threads(lock, target_);
+}
+
+DynamicPool::~DynamicPool() { shutdown(); }
+
+void DynamicPool::submit(Task task) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (stopping_ && threads_ == 0) {  // too late for the workers: run it here
+    lock.unlock();
+    task();
+    return;
+  }
+  queue_.push_back(std::move(task));
+  if (queue_.size() > idle_ && threads_ < target_ && !stopping_) start_threads(lock, 1);
+  wake_.notify_one();
+}
+
+void DynamicPool::resize(unsigned target) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!stopping_) {
+      target_ = std::clamp(target, limits_.min_threads, limits_.max_threads);
+      if (threads_ < target_)
+        start_threads(lock, target_ - threads_);
+      else if (threads_ > target_)
+        wake_.notify_all();  // idle surplus threads retire now, busy ones after their task
+    }
+  }
+  join_retired();
+}
+
+void DynamicPool::start_threads(std::unique_lock<std::mutex>& lock, unsigned count) {
+  threads_ += count;
+  ++starting_;
+  // Thread creation takes tens of microseconds each: not under the lock the workers need.
+  lock.unlock();
+  std::vector<std::unique_ptr<boost::thread>> made;
+  made.reserve(count);
+  try {
+    for (unsigned i = 0; i < count; ++i)
+      made.push_back(std::make_unique<boost::thread>([this] { work(); }));
+  } catch (const std::exception& e) {
+    EXCHANGE_LOG(warn) << "cannot start a pool thread (" << made.size() << " of " << count
+                       << " started): " << e.what();
+  }
+  lock.lock();
+  started_ += made.size();
+  threads_ -= count - static_cast<unsigned>(made.size());
+  for (auto& t : made) {
+    auto id = t->get_id();
+    workers_.emplace(id, std::move(t));
+  }
+  if (--starting_ == 0 && threads_ == 0) all_gone_.notify_all();
+}
+
+void DynamicPool::work() {
+  const auto id = boost::this_thread::get_id();
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto idle_since = std::chrono::steady_clock::now();
+  auto has_news = [this] { return stopping_ || !queue_.empty() || threads_ > target_; };
+  for (;;) {
+    if (!stopping_ && threads_ > target_) break;  // surplus
+    if (!queue_.empty()) {
+      Task task = std::move(queue_.front());
+      queue_.pop_front();
+      ++busy_;
+      lock.unlock();
+      try {
+        task();
+      } catch (const std::exception& e) {
+        EXCHANGE_LOG(error) << "a request failed in a pool thread: " << e.what();
+      }
+      task = nullptr;  // its captures go before the lock is taken again
+      lock.lock();
+      --busy_;
+      idle_since = std::chrono::steady_clock::now();
+      continue;
+    }
+    if (stopping_) break;
+    ++idle_;
+    bool news = true;
+    if (limits_.idle_timeout.count() > 0)
+      news = wake_.wait_until(lock, idle_since + limits_.idle_timeout, has_news);
+    else
+      wake_.wait(lock, has_news);
+    --idle_;
+    if (!news) {
+      if (threads_ > limits_.min_threads) break;  // idle too long
+      idle_since = std::chrono::steady_clock::now();
+    }
+  }
+  --threads_;
+  retired_.push_back(id);
+  if (threads_ == 0 && starting_ == 0) all_gone_.notify_all();
+}
+
+void DynamicPool::join_retired() {
+  std::vector<std::unique_ptr<boost::thread>> done;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // A thread that retired before its starter recorded it stays listed for the next call.
+    auto keep = std::remove_if(retired_.begin(), retired_.end(), [&](boost::thread::id id) {
+      auto it = workers_.find(id);
+      if (it == workers_.end()) return false;
+      done.push_back(std::move(it->second));
+      workers_.erase(it);
+      return true;
+    });
+    retired_.erase(keep, retired_.end());
+  }
+  for (auto& t : done) t->join();  // each has left work() already, or is just leaving it
+}
+
+void DynamicPool::shutdown() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    stopping_ = true;
+    wake_.notify_all();
+    all_gone_.wait(lock, [this] { return threads_ == 0 && starting_ == 0; });
+  }
+  join_retired();
+}
+
+DynamicPool::Stats DynamicPool::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Stats s;
+  s.threads = threads_;
+  s.busy = busy_;
+  s.queued = queue_.size();
+  s.target = target_;
+  s.started = started_;
+  return s;
+}
+
+// ---- DynamicPoolModel ----
+
+namespace {
+
+class DynamicPoolModel : public Model {
+ public:
+  DynamicPoolModel(const ModelOptions& options, std::unique_ptr<Sizer> sizer)
+      : options_(options), sizer_(std::move(sizer)) {}
+
+  void run(net::Listener& listener, app::RequestHandler& handler) override {
+    app::Metrics& metrics = *options_.metrics;
+    DynamicPool::Limits limits;
+    limits.max_threads = std::max(1u, options_.max_threads);
+    limits.min_threads = std::clamp(options_.min_threads, 1u, limits.max_threads);
+    limits.idle_timeout = sizer_->idle_timeout();
+    DynamicPool pool(limits, sizer_->initial_threads(limits));
+
+    const bool scan = sizer_->wants_request_class() || options_.simulated_io_ms_per_child > 0;
+    const bool runqueue = sizer_->wants_runqueue_wait();
+    EventLoop loop(
+        listener, options_.limits,
+        [&, scan, runqueue](std::string payload, net::AsyncConnection::ReplyFn reply) {
+          metrics.arrival();
+          RequestShape shape = scan ? scan_request(payload) : RequestShape{};
+          sizer_->arrived(shape);
+          pool.submit([this, &handler, scan, runqueue, shape = std::move(shape),
+                       payload = std::move(payload), reply = std::move(reply)]() mutable {
+            std::int64_t wait_before = runqueue ? thread_runqueue_wait_ns() : -1;
+            Sizer::TaskTimes times;
+            times.wall = run_request(handler, options_, payload, std::move(reply),
+                                     scan ? static_cast<int>(shape.children) : -1);
+            if (wait_before >= 0) {
+              std::int64_t wait_after = thread_runqueue_wait_ns();
+              if (wait_after >= wait_before)
+                times.runqueue_wait = std::chrono::nanoseconds(wait_after - wait_before);
+            }
+            sizer_->finished(shape, times);
+          });
+        });
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      loop_ = &loop;
+      if (stopping_) loop.stop();
+    }
+    metrics.set_gauges([&pool, &loop] {
+      DynamicPool::Stats s = pool.stats();
+      app::Metrics::Gauges g;
+      g.threads = s.threads;
+      g.busy = s.busy;
+      g.queued = static_cast<long>(s.queued);
+      g.target = s.target;
+      g.connections = static_cast<long>(loop.open_connections());
+      return g;
+    });
+
+    boost::thread controller([this, &pool] { control(pool); });
+    // Also on the way out of an exception: nothing may outlive `loop` and `pool` that uses them.
+    struct Cleanup {
+      DynamicPoolModel& model;
+      app::Metrics& metrics;
+      boost::thread& controller;
+      DynamicPool& pool;
+      ~Cleanup() {
+        metrics.set_gauges(nullptr);
+        {
+          std::lock_guard<std::mutex> lock(model.mutex_);
+          model.loop_ = nullptr;
+          model.controller_done_ = true;
+        }
+        model.controller_wake_.notify_all();
+        controller.join();
+        pool.shutdown();
+      }
+    } cleanup{*this, metrics, controller, pool};
+    loop.run();  // returns when stopped, every connection closed and every reply written
+  }
+
+  void stop() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    if (loop_) loop_->stop();
+  }
+
+ private:
+  void control(DynamicPool& pool) {
+    const auto period = sizer_->period();
+    auto last = std::chrono::steady_clock::now();
+    auto next = last + period;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!controller_wake_.wait_until(lock, next, [this] { return controller_done_; })) {
+      lock.unlock();
+      auto now = std::chrono::steady_clock::now();
+      DynamicPool::Stats before = pool.stats();
+      unsigned target = sizer_->decide(before, now - last);
+      pool.resize(target);
+      if (pool.stats().target != before.target)
+        EXCHANGE_LOG(debug) << sizer_->name() << ": pool target " << before.target << " -> "
+                            << pool.stats().target << " (threads " << before.threads << ", busy "
+                            << before.busy << ", queued " << before.queued << ")";
+      last = now;
+      next += period;
+      if (next < now) next = now + period;  // fell behind: do not try to catch up
+      lock.lock();
+    }
+  }
+
+  ModelOptions options_;
+  std::unique_ptr<Sizer> sizer_;
+  std::mutex mutex_;
+  std::condition_variable controller_wake_;
+  EventLoop* loop_ = nullptr;
+  bool stopping_ = false;
+  bool controller_done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_dynamic_pool_model(const ModelOptions& options,
+                                               std::unique_ptr<Sizer> sizer) {
+  return std::make_unique<DynamicPoolModel>(options, std::move(sizer));
+}
+
+}  // namespace concurrency
