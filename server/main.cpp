@@ -11,11 +11,13 @@
 
 #include "app/log.hpp"
 #include "app/metrics.hpp"
+#include "app/recovery.hpp"
 #include "app/request_handler.hpp"
 #include "concurrency/model.hpp"
 #include "net/listener.hpp"
 #include "schema_sql.hpp"
 #include "store/batcher.hpp"
+#include "store/batch_writer.hpp"
 #include "store/database.hpp"
 #include "store/order_archive.hpp"
 
@@ -39,6 +41,7 @@ struct Config {
   std::size_t max_request_bytes = 1 << 20;
   unsigned read_timeout_ms = 30000;
   std::size_t closed_orders_cached = 100000;
+  int db_wait_seconds = 30;
 };
 
 std::string models_help() {
@@ -80,6 +83,8 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "largest request accepted; longer ones are refused before they are read")(
       "read-timeout-ms", po::value(&cfg.read_timeout_ms)->default_value(cfg.read_timeout_ms),
       "how long a connection may take to send the rest of a request (or idle in a session)")(
+      "db-wait", po::value(&cfg.db_wait_seconds)->default_value(cfg.db_wait_seconds),
+      "seconds to keep retrying at start-up while PostgreSQL is unreachable")(
       "closed-orders-cached",
       po::value(&cfg.closed_orders_cached)->default_value(cfg.closed_orders_cached),
       "closed orders kept in memory for queries; older ones are read from the database, so "
@@ -157,40 +162,23 @@ int main(int argc, char** argv) {
 
   try {
     exchange::Engine engine;
-    store::Database writer(cfg.db);
-    writer.apply_schema(schema_sql(cfg));
+    auto setup = store::connect_with_retry(cfg.db, cfg.db_wait_seconds);
+    setup->apply_schema(schema_sql(cfg));
     if (cfg.reset) {
-      writer.reset();
+      setup->reset();
       EXCHANGE_LOG(info) << "database reset";
     }
-    writer.load(engine);
-    writer.prepare_writes();
+    setup->load(engine);
+    setup.reset();
 
-    app::RequestHandler* handler_ptr = nullptr;
-    store::Batcher batcher(
-        [&writer](const store::Batch& batch) { writer.write(batch); },
-        [&](store::Ticket failed) {
-          // The batch did not commit: fail every request that could have seen it, then make
-          // memory match the database again. Retries until the database answers.
-          std::unique_lock<boost::shared_mutex> lock(handler_ptr->engine_lock());
-          auto failed_requests = batcher.fail_open_batch(failed);
-          for (int attempt = 1;; ++attempt) {
-            try {
-              store::Database fresh(cfg.db);
-              engine.clear();
-              fresh.load(engine);
-              break;
-            } catch (const std::exception& e) {
-              EXCHANGE_LOG(error) << "reloading state failed (attempt " << attempt
-                                  << "): " << e.what();
-              std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 20) * 100));
-            }
-          }
-          return failed_requests;
-        });
+    store::BatchWriter writer(cfg.db);
+    app::Recovery* recovery = nullptr;
+    store::Batcher batcher([&writer](const store::Batch& batch) { writer.write(batch); },
+                           [&](store::Ticket failed) { return (*recovery)(batcher, failed); });
     store::OrderArchive archive(cfg.db);
     app::RequestHandler handler(engine, batcher, archive, cfg.closed_orders_cached);
-    handler_ptr = &handler;
+    app::Recovery recover(cfg.db, engine, handler);
+    recovery = &recover;
 
     net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
     concurrency::ModelOptions options;

@@ -1,13 +1,13 @@
 #include "app/request_handler.hpp"
 
 #include <ctime>
-#include <iostream>
 #include <mutex>
 
 #include <boost/thread/future.hpp>
 #include <boost/thread/locks.hpp>
 
 #include "app/apply.hpp"
+#include "app/log.hpp"
 #include "protocol/parse.hpp"
 #include "protocol/render.hpp"
 
@@ -35,8 +35,7 @@ void complete_from_archive(const std::string& account, Applied& applied,
       }
       item.message = "No such order for this account";
     } catch (const std::exception& e) {
-      std::cerr << "exchange-server: reading order " << lookup.id << " failed: " << e.what()
-                << "\n";
+      EXCHANGE_LOG(error) << "reading order " << lookup.id << " failed: " << e.what();
       item.message = "Internal error: the order could not be read from the database; retry";
     }
     item.kind = protocol::ResultItem::Kind::Error;
@@ -53,16 +52,20 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
   }
 
   const std::int64_t now = std::time(nullptr);
+  const std::string unavailable =
+      "Service unavailable: the database cannot be reached; nothing was applied, retry later";
   Applied applied;
   store::Ticket ticket;
   bool internal_error = false;
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
+    if (!available_) return done(protocol::render(protocol::Result::failure(unavailable)));
     exchange::Effects none;
     applied = apply(cmd, engine_, now, none);
     ticket = batcher_.visible_ticket();
   } else {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
+    if (!available_) return done(protocol::render(protocol::Result::failure(unavailable)));
     exchange::Effects fx;
     try {
       applied = apply(cmd, engine_, now, fx);
@@ -77,7 +80,7 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
     } catch (const std::exception& e) {
       // The engine may be half-changed: its open batch must not be written, and the engine
       // is rebuilt from the database.
-      std::cerr << "exchange-server: internal error applying a request: " << e.what() << "\n";
+      EXCHANGE_LOG(error) << "internal error applying a request: " << e.what();
       batcher_.poison_open_batch();
       ticket = batcher_.visible_ticket();
       internal_error = true;

@@ -33,6 +33,9 @@ class RequestHandler {
   // The engine's lock: exclusive for changes, shared for read-only requests. Recovery after a
   // failed write takes it exclusively.
   boost::shared_mutex& engine_lock() { return engine_lock_; }
+  // Under the exclusive engine lock: while unavailable (the engine is being rebuilt after a
+  // failed write) every request gets an error at once and nothing is applied.
+  void set_available(bool available) { available_ = available; }
 
  private:
   exchange::Engine& engine_;
@@ -40,6 +43,7 @@ class RequestHandler {
   store::OrderArchive& archive_;
   std::size_t closed_orders_cached_;
   boost::shared_mutex engine_lock_;
+  bool available_ = true;  // guarded by engine_lock_
 };
 
 }  // namespace app

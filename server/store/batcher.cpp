@@ -1,6 +1,6 @@
 #include "store/batcher.hpp"
 
-#include <iostream>
+#include "app/log.hpp"
 
 namespace store {
 
@@ -115,8 +115,7 @@ void Batcher::run() {
       try {
         write_(batch);
       } catch (const std::exception& e) {
-        std::cerr << "exchange-server: writing batch " << ticket << " failed: " << e.what()
-                  << "\n";
+        EXCHANGE_LOG(error) << "writing batch " << ticket << " failed: " << e.what();
         ok = false;
       }
     }

@@ -1,0 +1,39 @@
+#include "app/recovery.hpp"
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "app/log.hpp"
+#include "store/database.hpp"
+
+namespace app {
+
+std::vector<store::Batcher::Done> Recovery::operator()(store::Batcher& batcher,
+                                                       store::Ticket failed) {
+  std::vector<store::Batcher::Done> failed_requests;
+  {
+    std::unique_lock<boost::shared_mutex> lock(handler_.engine_lock());
+    failed_requests = batcher.fail_open_batch(failed);
+    handler_.set_available(false);
+  }
+  // Their errors go out now, not after the database is back.
+  for (auto& done : failed_requests) done(false);
+
+  for (int attempt = 1;; ++attempt) {
+    try {
+      store::Database db(conninfo_);
+      std::unique_lock<boost::shared_mutex> lock(handler_.engine_lock());
+      engine_.clear();
+      db.load(engine_);
+      handler_.set_available(true);
+      EXCHANGE_LOG(warn) << "state reloaded from the database; serving again";
+      return {};
+    } catch (const std::exception& e) {
+      EXCHANGE_LOG(error) << "reloading state failed (attempt " << attempt << "): " << e.what();
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 10) * 100));
+    }
+  }
+}
+
+}  // namespace app
