@@ -1,5 +1,7 @@
 // exchange-server: flags -> configuration -> load state from PostgreSQL -> serve with the
 // chosen concurrency model until SIGINT/SIGTERM -> finish in-flight requests -> exit 0.
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -15,9 +17,10 @@
 #include "app/request_handler.hpp"
 #include "concurrency/model.hpp"
 #include "net/listener.hpp"
+#include "protocol/parse.hpp"
 #include "schema_sql.hpp"
-#include "store/batcher.hpp"
 #include "store/batch_writer.hpp"
+#include "store/batcher.hpp"
 #include "store/database.hpp"
 #include "store/order_archive.hpp"
 
@@ -40,6 +43,8 @@ struct Config {
   std::string schema_path;
   std::size_t max_request_bytes = 1 << 20;
   unsigned read_timeout_ms = 30000;
+  std::size_t max_connections = 4096;
+  std::size_t max_children = 10000;
   std::size_t closed_orders_cached = 100000;
   int db_wait_seconds = 30;
 };
@@ -82,7 +87,13 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "max-request-bytes", po::value(&cfg.max_request_bytes)->default_value(cfg.max_request_bytes),
       "largest request accepted; longer ones are refused before they are read")(
       "read-timeout-ms", po::value(&cfg.read_timeout_ms)->default_value(cfg.read_timeout_ms),
-      "how long a connection may take to send the rest of a request (or idle in a session)")(
+      "how long a client may take to send a whole request, counted from the connection (or "
+      "the previous reply on a session); then it gets an error and is closed")(
+      "max-connections", po::value(&cfg.max_connections)->default_value(cfg.max_connections),
+      "open connections beyond this many are told 'Server busy' and closed at once")(
+      "max-children", po::value(&cfg.max_children)->default_value(cfg.max_children),
+      "most children of one <create> or <transactions> (each <symbol>'s children count too); "
+      "a request with more is refused as a whole")(
       "db-wait", po::value(&cfg.db_wait_seconds)->default_value(cfg.db_wait_seconds),
       "seconds to keep retrying at start-up while PostgreSQL is unreachable")(
       "closed-orders-cached",
@@ -129,12 +140,39 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     return false;
   }
   app::set_log_level(level);
+  if (cfg.max_connections < 1 || cfg.max_children < 1 || cfg.read_timeout_ms < 1 ||
+      cfg.max_request_bytes < 1) {
+    EXCHANGE_LOG(error) << "--max-connections, --max-children, --read-timeout-ms and "
+                           "--max-request-bytes must be at least 1";
+    exit_code = 2;
+    return false;
+  }
   if (cfg.max_threads < 1 || cfg.min_threads > cfg.max_threads) {
     EXCHANGE_LOG(error) << "need 1 <= --max-threads and --min-threads <= --max-threads";
     exit_code = 2;
     return false;
   }
   return true;
+}
+
+// Each connection holds a descriptor, so the usual soft limit of 1024 would be hit long before
+// --max-connections: raise it to the hard limit, and say so if even that is too low.
+void raise_descriptor_limit(const Config& cfg) {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  if (lim.rlim_cur < lim.rlim_max) {
+    rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  }
+  // Beyond the connections: the listener, PostgreSQL connections, logs, and one per worker of
+  // the self-sizing pools (adaptive reads its own schedstat file).
+  const rlim_t needed = cfg.max_connections + cfg.max_threads + 64;
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < needed)
+    EXCHANGE_LOG(warn) << "the descriptor limit (ulimit -n) is " << lim.rlim_cur << ", below the "
+                       << needed << " that --max-connections " << cfg.max_connections
+                       << " may need: connections beyond it fail at accept instead of getting "
+                          "'Server busy'; raise the hard limit or lower --max-connections";
 }
 
 std::string schema_sql(const Config& cfg) {
@@ -152,6 +190,10 @@ int main(int argc, char** argv) {
   Config cfg;
   int exit_code = 0;
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
+  raise_descriptor_limit(cfg);
+  protocol::ParseLimits parse_limits;
+  parse_limits.max_children = cfg.max_children;
+  protocol::set_default_parse_limits(parse_limits);
 
   // Signals are taken by one thread with sigwait; every thread started later inherits the mask.
   sigset_t stop_signals;
@@ -189,6 +231,7 @@ int main(int argc, char** argv) {
     if (!cfg.metrics_path.empty()) options.metrics->start_csv(cfg.metrics_path);
     options.limits.max_request_bytes = cfg.max_request_bytes;
     options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
+    options.limits.max_connections = cfg.max_connections;
     auto model = concurrency::find_model(cfg.model)->make(options);
 
     batcher.start();

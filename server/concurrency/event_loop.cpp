@@ -1,5 +1,9 @@
 #include "concurrency/event_loop.hpp"
 
+#include <string>
+
+#include "app/log.hpp"
+
 namespace concurrency {
 
 namespace asio = boost::asio;
@@ -7,6 +11,7 @@ namespace asio = boost::asio;
 EventLoop::EventLoop(net::Listener& listener, const net::ConnectionLimits& limits,
                      net::AsyncConnection::DispatchFn dispatch)
     : acceptor_(io_, asio::ip::tcp::v4(), listener.release()),
+      backoff_(io_),
       limits_(limits),
       dispatch_(std::move(dispatch)) {}
 
@@ -18,7 +23,20 @@ void EventLoop::run() {
 void EventLoop::accept() {
   acceptor_.async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec) {
+    if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+        ec == asio::error::no_memory) {
+      // The connection stays in the backlog, so accepting again at once would fail again at
+      // once and spin this thread; wait for descriptors to be freed instead.
+      EXCHANGE_LOG(warn) << "accept failed (" << ec.message() << "), retrying in 100 ms";
+      backoff_.expires_after(std::chrono::milliseconds(100));
+      backoff_.async_wait([this](boost::system::error_code wait_ec) {
+        if (!wait_ec) accept();
+      });
+      return;
+    }
+    if (!ec && open_connections_ >= limits_.max_connections) {
+      refuse_busy(std::move(socket));
+    } else if (!ec) {
       ++open_connections_;
       auto conn = std::make_shared<net::AsyncConnection>(std::move(socket), limits_, dispatch_,
                                                          [this] { --open_connections_; });
@@ -31,14 +49,25 @@ void EventLoop::accept() {
       }
       conn->start();
     }
-    accept();  // errors such as EMFILE affect one connection, not the listener
+    accept();  // other errors affect one connection, not the listener
   });
+}
+
+void EventLoop::refuse_busy(asio::ip::tcp::socket socket) {
+  boost::system::error_code ec;
+  int fd = socket.release(ec);
+  if (ec) return;  // the socket closes with `socket`
+  refuser_.refuse(fd, net::server_busy_reply(limits_.max_connections));
+  if (std::size_t n = refuser_.refused(); n % 1000 == 1)
+    EXCHANGE_LOG(warn) << "refused a connection: " << limits_.max_connections
+                       << " already open (--max-connections); " << n << " refused so far";
 }
 
 void EventLoop::stop() {
   asio::post(io_, [this] {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+    backoff_.cancel();
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& weak : connections_)
       if (auto conn = weak.lock()) conn->shutdown();

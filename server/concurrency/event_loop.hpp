@@ -28,9 +28,12 @@ class EventLoop {
 
  private:
   void accept();
+  // Answers "Server busy" and lets go: --max-connections are open already.
+  void refuse_busy(boost::asio::ip::tcp::socket socket);
 
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer backoff_;  // delays the next accept after running out of descriptors
   net::ConnectionLimits limits_;
   net::AsyncConnection::DispatchFn dispatch_;
   std::mutex mutex_;
@@ -38,6 +41,7 @@ class EventLoop {
            std::owner_less<std::weak_ptr<net::AsyncConnection>>>
       connections_;
   std::atomic<std::size_t> open_connections_{0};
+  net::Refuser refuser_;
 };
 
 }  // namespace concurrency

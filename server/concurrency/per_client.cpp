@@ -34,17 +34,27 @@ class PerClient : public Model {
     while (!stopping_) {
       int fd = listener.accept_for(std::chrono::milliseconds(100));
       if (fd < 0) continue;
+      bool full;
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        open_.insert(fd);
+        full = open_.size() >= options_.limits.max_connections;
+        if (!full) open_.insert(fd);
+      }
+      if (full) {
+        refuse_busy(fd);
+        continue;
       }
       try {
         threads_.spawn([this, fd, &handler, &metrics] { serve(fd, handler, metrics); });
       } catch (const boost::thread_resource_error& e) {
         EXCHANGE_LOG(warn) << "cannot start a thread for a connection: " << e.what();
-        std::lock_guard<std::mutex> lock(mutex_);
-        open_.erase(fd);
-        ::close(fd);
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          open_.erase(fd);
+        }
+        // The thread limit (ulimit -u, pids.max) came before --max-connections: say so.
+        refuser_.refuse(
+            fd, net::framing_error_reply("Server busy: no thread for the connection; retry later"));
       }
     }
     // Wake threads waiting for a next request; one being handled still gets its reply out.
@@ -59,6 +69,15 @@ class PerClient : public Model {
   void stop() override { stopping_ = true; }
 
  private:
+  // --max-connections threads serve connections already: answer "Server busy" and let go,
+  // without a thread.
+  void refuse_busy(int fd) {
+    refuser_.refuse(fd, net::server_busy_reply(options_.limits.max_connections));
+    if (std::size_t n = refuser_.refused(); n % 1000 == 1)
+      EXCHANGE_LOG(warn) << "refused a connection: " << options_.limits.max_connections
+                         << " already open (--max-connections); " << n << " refused so far";
+  }
+
   void serve(int fd, app::RequestHandler& handler, app::Metrics& metrics) {
     net::BlockingConnection conn(fd, options_.limits);
     net::serve_blocking(conn, [this, &handler, &metrics](const std::string& payload) {
@@ -82,6 +101,7 @@ class PerClient : public Model {
   std::mutex mutex_;
   std::set<int> open_;
   std::size_t busy_ = 0;  // connection threads inside the handler (or waiting for its commit)
+  net::Refuser refuser_;
   ThreadSet threads_;
 };
 

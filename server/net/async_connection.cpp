@@ -20,14 +20,20 @@ AsyncConnection::~AsyncConnection() {
 void AsyncConnection::start() {
   boost::system::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  arm_timer();
   read_more();
 }
 
 void AsyncConnection::arm_timer() {
+  // Armed when the wait for a request starts and when a write starts, never on each read: a
+  // client sending one byte at a time still has to finish within the timeout.
   timer_.expires_after(limits_.read_timeout);
   timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec || self->busy_ || self->closed_) return;
-    // A stalled client does not hold the connection forever.
+    // Re-armed after this wait had already completed: not this deadline.
+    if (self->timer_.expiry() > std::chrono::steady_clock::now()) return;
+    // A peer that does not read its reply, or a stalled client, does not hold the connection.
+    if (self->writing_) return self->close();
     if (self->reader_.mid_request())
       self->send(frame_reply(framing_error_reply(
                                  "Bad framing: timed out waiting for the rest of the request"),
@@ -40,10 +46,10 @@ void AsyncConnection::arm_timer() {
 
 void AsyncConnection::read_more() {
   if (shutting_down_) return close();
-  arm_timer();
   socket_.async_read_some(
       asio::buffer(buf_), [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
-        if (self->closed_) return;
+        // A final reply (the timeout error) is going out while this read was pending.
+        if (self->closed_ || self->final_write_) return;
         if (ec) {
           if (ec != asio::error::operation_aborted && self->reader_.mid_request())
             return self->send(
@@ -92,19 +98,28 @@ void AsyncConnection::process_buffer() {
 }
 
 void AsyncConnection::send(std::string bytes, bool then_close) {
+  if (closed_) return;
   out_ = std::move(bytes);
-  asio::async_write(socket_, asio::buffer(out_),
-                    [self = shared_from_this(), then_close](boost::system::error_code ec,
-                                                            std::size_t) {
-                      if (ec || then_close) return self->close();
-                      self->process_buffer();  // a pipelined request may be buffered already
-                    });
+  writing_ = true;
+  final_write_ = then_close;
+  arm_timer();
+  asio::async_write(
+      socket_, asio::buffer(out_),
+      [self = shared_from_this(), then_close](boost::system::error_code ec, std::size_t) {
+        self->writing_ = false;
+        if (ec || then_close || self->closed_) return self->close();
+        // The next request of the session gets its own deadline; a pipelined one
+        // may be buffered already.
+        self->arm_timer();
+        self->process_buffer();
+      });
 }
 
 void AsyncConnection::shutdown() {
   asio::post(socket_.get_executor(), [self = shared_from_this()] {
     self->shutting_down_ = true;
-    if (!self->busy_) self->close();
+    // A reply being written finishes first; read_more() then closes.
+    if (!self->busy_ && !self->writing_) self->close();
   });
 }
 

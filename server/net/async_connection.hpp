@@ -30,6 +30,7 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
   void read_more();
   void process_buffer();
   void send(std::string bytes, bool then_close);
+  // Starts the deadline for the next request (or for the write in flight).
   void arm_timer();
   void close();
 
@@ -42,7 +43,9 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
   char buf_[16384];
   std::string out_;
   bool persistent_ = false;
-  bool busy_ = false;  // a request is with the handler
+  bool busy_ = false;         // a request is with the handler
+  bool writing_ = false;      // an async_write is in flight
+  bool final_write_ = false;  // the connection closes once the write in flight is done
   bool shutting_down_ = false;
   bool closed_ = false;
 };

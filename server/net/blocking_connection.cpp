@@ -1,21 +1,21 @@
 #include "net/blocking_connection.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace net {
 
 BlockingConnection::BlockingConnection(int fd, const ConnectionLimits& limits)
-    : fd_(fd), reader_(limits.max_request_bytes) {
-  // A client that stalls mid-request (or idles on a persistent session) does not hold this
-  // thread longer than the read timeout.
+    : fd_(fd), reader_(limits.max_request_bytes), read_timeout_(limits.read_timeout) {
+  // A peer that does not read its reply does not hold this thread for ever either.
   timeval tv{};
   tv.tv_sec = limits.read_timeout.count() / 1000;
   tv.tv_usec = (limits.read_timeout.count() % 1000) * 1000;
-  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
@@ -24,6 +24,9 @@ BlockingConnection::~BlockingConnection() { ::close(fd_); }
 bool BlockingConnection::read_request(std::string& payload) {
   // Without a session, one request per connection.
   if (served_one_ && !persistent_) return false;
+  // One deadline for the whole request, not per recv: a client that stalls mid-request, idles
+  // on a session, or trickles a byte at a time does not hold this thread past the timeout.
+  const auto deadline = std::chrono::steady_clock::now() + read_timeout_;
   char buf[16384];
   for (;;) {
     std::string out;
@@ -42,8 +45,19 @@ bool BlockingConnection::read_request(std::string& payload) {
       case FrameReader::Event::NeedMore:
         break;
     }
-    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
+    ssize_t n = -1;  // stays -1 when the deadline passes
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() > 0) {
+      pollfd p{fd_, POLLIN, 0};
+      // In slices of at most a minute: poll() takes an int, --read-timeout-ms may not fit.
+      int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 60000)));
+      if (ready == 0 || (ready < 0 && errno == EINTR)) continue;  // the deadline is re-checked
+      if (ready > 0) {
+        n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+      }
+    }
     if (n <= 0) {
       if (reader_.mid_request()) {
         const char* why = n == 0 ? "Bad framing: connection closed before the whole request "

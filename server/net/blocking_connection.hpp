@@ -1,6 +1,7 @@
 #pragma once
 // One connection served by one thread with blocking reads (bounded by the read timeout).
 // Used by the thread-per-client and thread-per-request models.
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -28,6 +29,7 @@ class BlockingConnection {
 
   int fd_;
   FrameReader reader_;
+  std::chrono::milliseconds read_timeout_;
   bool persistent_ = false;
   bool served_one_ = false;
 };

@@ -76,4 +76,9 @@ std::string framing_error_reply(const std::string& why) {
   return protocol::render(protocol::Result::failure(why));
 }
 
+std::string server_busy_reply(std::size_t limit) {
+  return framing_error_reply("Server busy: too many open connections (limit " +
+                             std::to_string(limit) + ")");
+}
+
 }  // namespace net

@@ -15,8 +15,17 @@ inline constexpr std::string_view kSessionAccept = "EXCHANGE-SESSION 1 OK\n";
 
 struct ConnectionLimits {
   std::size_t max_request_bytes = 1 << 20;
+  // How long a client may take to send one whole request, counted from when the server starts
+  // waiting for it (connection accepted, or previous reply written): a deadline, not an idle
+  // timeout, so a client trickling a byte at a time cannot hold the connection for ever.
   std::chrono::milliseconds read_timeout{30000};
+  // Open connections beyond this are accepted, told "Server busy" and closed at once, so a
+  // flood of connections cannot exhaust descriptors (or, per client, threads).
+  std::size_t max_connections = 4096;
 };
+
+// The reply to a connection refused because `limit` connections are already open.
+std::string server_busy_reply(std::size_t limit);
 
 // Incremental: feed it whatever arrived, then take events until it needs more.
 class FrameReader {

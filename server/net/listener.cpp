@@ -7,9 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 namespace net {
 
@@ -53,8 +55,81 @@ int Listener::accept_for(std::chrono::milliseconds wait) {
   if (fd >= 0) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+    // The connection stays in the backlog and poll() would report it again at once: wait for
+    // descriptors to be freed rather than spin.
+    ::poll(nullptr, 0, static_cast<int>(wait.count()));
   }
   return fd;
+}
+
+Refuser::~Refuser() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  for (const Lingering& l : lingering_) ::close(l.fd);
+}
+
+void Refuser::refuse(int fd, const std::string& reply) {
+  ssize_t sent = ::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)sent;  // a client that is gone already needs no answer
+  ::shutdown(fd, SHUT_WR);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++refused_;
+  if (stopping_ || lingering_.size() >= max_lingering_) {
+    ::close(fd);
+    return;
+  }
+  if (!thread_.joinable()) {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error&) {
+      ::close(fd);  // out of threads: no grace period, the reply may be cut by a reset
+      return;
+    }
+  }
+  lingering_.push_back({fd, std::chrono::steady_clock::now() + grace_});
+  wake_.notify_one();
+}
+
+std::size_t Refuser::refused() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return refused_;
+}
+
+void Refuser::run() {
+  std::vector<pollfd> polled;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !lingering_.empty(); });
+    if (stopping_) return;
+    polled.clear();
+    for (const Lingering& l : lingering_) polled.push_back({l.fd, POLLIN, 0});
+    lock.unlock();
+    // Short slices: refusals that arrive meanwhile are picked up by the next round.
+    ::poll(polled.data(), polled.size(), 50);
+    std::vector<int> done;
+    char buf[4096];
+    for (const pollfd& p : polled) {
+      if (p.revents == 0) continue;
+      ssize_t n;
+      while ((n = ::recv(p.fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+      }
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        done.push_back(p.fd);
+    }
+    lock.lock();
+    auto now = std::chrono::steady_clock::now();
+    auto gone = std::remove_if(lingering_.begin(), lingering_.end(), [&](const Lingering& l) {
+      if (l.until > now && std::find(done.begin(), done.end(), l.fd) == done.end()) return false;
+      ::close(l.fd);
+      return true;
+    });
+    lingering_.erase(gone, lingering_.end());
+  }
 }
 
 }  // namespace net

@@ -2,8 +2,12 @@
 // The listening TCP socket. Blocking models accept from it with a short poll so they notice
 // a stop; event-loop models hand its descriptor to Boost.Asio.
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace net {
 
@@ -15,7 +19,8 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
-  // A connected socket, or -1 if none arrived within `wait`.
+  // A connected socket, or -1 if none arrived within `wait` (or none could be accepted, e.g.
+  // out of descriptors, in which case it waits `wait` before returning).
   int accept_for(std::chrono::milliseconds wait);
   int fd() const { return fd_; }
   // Hands the descriptor over (to an Asio acceptor); the Listener no longer closes it.
@@ -25,6 +30,45 @@ class Listener {
  private:
   int fd_ = -1;
   std::uint16_t port_ = 0;
+};
+
+// Turns away connections the server will not serve (too many open already): sends the reply,
+// half-closes, then reads and discards whatever the client still sends until it closes or a
+// grace period ends. Closing at once with the client's request unread would make the kernel
+// send a reset instead of a FIN, and a client that reads to EOF would see "connection reset"
+// instead of the reply. One helper thread, started on the first refusal, does the waiting, so
+// neither an event loop nor an accepting thread ever waits on a refused client.
+class Refuser {
+ public:
+  explicit Refuser(std::chrono::milliseconds grace = std::chrono::milliseconds(2000),
+                   std::size_t max_lingering = 256)
+      : grace_(grace), max_lingering_(max_lingering) {}
+  ~Refuser();
+  Refuser(const Refuser&) = delete;
+  Refuser& operator=(const Refuser&) = delete;
+
+  // Takes over `fd`. Never blocks: the reply is short and a fresh socket's send buffer empty.
+  // Beyond `max_lingering` refusals in their grace period, closes at once (a flood of
+  // connections must not pile up descriptors here either).
+  void refuse(int fd, const std::string& reply);
+  // How many connections were refused so far.
+  std::size_t refused() const;
+
+ private:
+  struct Lingering {
+    int fd;
+    std::chrono::steady_clock::time_point until;
+  };
+  void run();
+
+  const std::chrono::milliseconds grace_;
+  const std::size_t max_lingering_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Lingering> lingering_;
+  std::size_t refused_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
 };
 
 }  // namespace net

@@ -1,9 +1,9 @@
 #include "protocol/parse.hpp"
 
-#include <pugixml.hpp>
-
 #include <cstring>
 #include <limits>
+
+#include <pugixml.hpp>
 
 #include "protocol/utf8.hpp"
 #include "protocol/xml_chars.hpp"
@@ -36,8 +36,8 @@ std::string text_of(const pugi::xml_node& node, std::string& invalid) {
     if (child.type() == pugi::node_pcdata || child.type() == pugi::node_cdata)
       text += child.value();
     else if (child.type() == pugi::node_element && invalid.empty())
-      invalid = std::string("Unexpected element <") + child.name() + "> inside <" + node.name() +
-                ">";
+      invalid =
+          std::string("Unexpected element <") + child.name() + "> inside <" + node.name() + ">";
   }
   return text;
 }
@@ -211,7 +211,31 @@ Command invalid(std::string why) {
   return cmd;
 }
 
+// Element children of the root, plus those of each <symbol> in a <create>; stops counting
+// once past `stop_after`.
+std::size_t count_children(const pugi::xml_node& root, bool is_create, std::size_t stop_after) {
+  std::size_t n = 0;
+  for (pugi::xml_node child = root.first_child(); child && n <= stop_after;
+       child = child.next_sibling()) {
+    if (child.type() != pugi::node_element) continue;
+    ++n;
+    if (!is_create || std::strcmp(child.name(), "symbol") != 0) continue;
+    for (pugi::xml_node grandchild = child.first_child(); grandchild && n <= stop_after;
+         grandchild = grandchild.next_sibling())
+      if (grandchild.type() == pugi::node_element) ++n;
+  }
+  return n;
+}
+
+ParseLimits& mutable_default_limits() {
+  static ParseLimits limits;
+  return limits;
+}
+
 }  // namespace
+
+const ParseLimits& default_parse_limits() { return mutable_default_limits(); }
+void set_default_parse_limits(const ParseLimits& limits) { mutable_default_limits() = limits; }
 
 bool is_valid_account_id(std::string_view id) { return all_of(id, is_digit); }
 bool is_valid_symbol(std::string_view symbol) { return all_of(symbol, is_alnum); }
@@ -223,16 +247,16 @@ bool Command::is_read_only() const {
   return true;
 }
 
-Command parse(std::string_view payload) {
+Command parse(std::string_view payload, const ParseLimits& limits) {
   if (!is_valid_utf8(payload)) return invalid("Request is not valid UTF-8");
   if (std::string why = forbidden_xml_char(payload); !why.empty())
     return invalid("Malformed XML: " + why);
   pugi::xml_document doc;
   // parse_default leaves DOCTYPE unparsed and never expands external entities; parse_fragment
   // keeps text outside the root element, so that it can be refused below.
-  pugi::xml_parse_result ok = doc.load_buffer(payload.data(), payload.size(),
-                                              pugi::parse_default | pugi::parse_fragment,
-                                              pugi::encoding_utf8);
+  pugi::xml_parse_result ok =
+      doc.load_buffer(payload.data(), payload.size(), pugi::parse_default | pugi::parse_fragment,
+                      pugi::encoding_utf8);
   if (!ok)
     return invalid(std::string("Malformed XML: ") + ok.description() + " at offset " +
                    std::to_string(ok.offset));
@@ -247,10 +271,21 @@ Command parse(std::string_view payload) {
   if (!root) return invalid("Malformed XML: no root element");
   if (has_repeated_attribute(root)) return invalid("Malformed XML: repeated attribute");
 
+  const bool is_create = std::strcmp(root.name(), "create") == 0;
+  const bool is_transactions = std::strcmp(root.name(), "transactions") == 0;
+  // Bounds the work and the reply of one request; the size limit alone allows ~100,000 tiny
+  // children.
+  if ((is_create || is_transactions) &&
+      count_children(root, is_create, limits.max_children) > limits.max_children)
+    return invalid(std::string("Request refused: more than ") +
+                   std::to_string(limits.max_children) + " children in <" + root.name() +
+                   (is_create ? "> (each <account> of a <symbol> counts too)" : ">") +
+                   "; split it into smaller requests");
+
   Command cmd;
-  if (std::strcmp(root.name(), "create") == 0)
+  if (is_create)
     parse_create(root, cmd);
-  else if (std::strcmp(root.name(), "transactions") == 0)
+  else if (is_transactions)
     parse_transactions(root, cmd);
   else
     cmd = invalid(std::string("Unknown root element <") + root.name() +

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# CTest check of the study pipeline: runs `writeup/make_report.sh --quick` (every experiment,
+# seconds per cell, 2 repetitions) and asserts that its CSV, manifest, every figure and the
+# report exist and make sense. Exit 0 pass, 1 fail, 77 "SKIPPED: reason" only when the
+# study's Python packages cannot be installed.
+#
+# Database: $EXCHANGE_TEST_DATABASE_URL (set by test.sh) if present: the study then uses
+# databases writeup_quick, writeup_quick_r1.. on that cluster; otherwise make_report.sh starts
+# its own private cluster (.local/writeup-pg-quick, port 55601).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+OUT=writeup/cache/quick
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+if [[ -n "${EXCHANGE_TEST_DATABASE_URL:-}" && -z "${WRITEUP_DATABASE_URL:-}" ]]; then
+  export WRITEUP_DATABASE_URL=$EXCHANGE_TEST_DATABASE_URL
+  export WRITEUP_DB_PREFIX=writeup_quick
+fi
+
+rm -rf "$OUT"
+start=$SECONDS
+rc=0
+writeup/make_report.sh --quick || rc=$?
+if [[ $rc -eq 77 ]]; then
+  echo "SKIPPED: writeup/make_report.sh --quick could not install its Python tools"
+  exit 77
+fi
+[[ $rc -eq 0 ]] || fail "writeup/make_report.sh --quick exited with $rc"
+echo "quick study took $((SECONDS - start)) s"
+
+PYTHON=.local/writeup-venv/bin/python
+PYTHONPATH=writeup "$PYTHON" - "$OUT" <<'PY' || exit 1
+import csv, json, sys
+from pathlib import Path
+from study import experiments, plots
+from study.sweep import COLUMNS
+
+out = Path(sys.argv[1])
+problems = []
+runs = out / "results" / "runs.csv"
+rows = list(csv.DictReader(open(runs, newline=""))) if runs.exists() else []
+if not rows:
+    problems.append(f"{runs}: missing or empty")
+else:
+    header = list(rows[0].keys())
+    if header != COLUMNS:
+        problems.append(f"{runs}: columns differ from study.sweep.COLUMNS")
+    for col in ("git_commit", "nproc", "cpu_model", "kernel", "mem_gib"):
+        empty = [r for r in rows if not r[col]]
+        if empty:
+            problems.append(f"{runs}: {len(empty)} row(s) without {col}")
+manifest = json.loads((out / "results" / "manifest.json").read_text())
+skipped = manifest.get("skipped", [])
+by_exp = {}
+for r in rows:
+    by_exp.setdefault(r["experiment"], []).append(r)
+for exp in experiments.EXPERIMENTS:
+    ok = [r for r in by_exp.get(exp, []) if r["status"] == "ok"]
+    fully_skipped = any(s.startswith(exp + ":") for s in skipped) and not by_exp.get(exp)
+    if not ok and not fully_skipped:
+        problems.append(f"experiment {exp}: no successful run")
+failed = [r for r in rows if r["status"] != "ok"]
+for r in failed:
+    print(f"failed run: {r['experiment']} {r['cell']} rep {r['rep']}: {r['note']}")
+if rows and len(failed) > max(1, len(rows) // 10):
+    problems.append(f"{len(failed)} of {len(rows)} runs failed")
+scaling_reps = {}
+for r in by_exp.get("scaling", []):
+    scaling_reps.setdefault(r["cell"], set()).add(r["rep"])
+if any(len(v) < 2 for v in scaling_reps.values()):
+    problems.append("scaling: a cell has fewer than 2 repetitions")
+for name in plots.FIGURES:
+    p = out / "figures" / f"{name}.png"
+    if not p.exists() or p.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
+        problems.append(f"{p}: missing or not a PNG")
+pdf = out / "report.pdf"
+if not pdf.exists() or pdf.read_bytes()[:5] != b"%PDF-" or pdf.stat().st_size < 20000:
+    problems.append(f"{pdf}: missing or not a PDF")
+md = out / "report.md"
+text = md.read_text() if md.exists() else ""
+for name in plots.FIGURES:
+    if f"{name}.png" not in text:
+        problems.append(f"{md}: does not show {name}")
+for p in problems:
+    print("FAIL:", p)
+print(f"checked {len(rows)} runs ({len(failed)} failed), {len(plots.FIGURES)} figures, report.md/pdf; "
+      f"skipped: {'; '.join(skipped) or 'nothing'}")
+sys.exit(1 if problems else 0)
+PY
+echo "ok: quick sweep, CSV, every figure and the report are there"

@@ -1,0 +1,5 @@
+# Makes writeup/study importable as `study` from the tests.
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "writeup"))

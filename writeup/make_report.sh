@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# One command for the whole study: measure, plot, write the report.
+#
+#   writeup/make_report.sh                 full sweep (~45-60 min on 2 cores) -> writeup/results/,
+#                                          writeup/figures/, writeup/report.md, writeup/report.pdf
+#   writeup/make_report.sh --quick         tiny version of everything (CI, ~2-3 min) -> writeup/cache/quick/
+#   writeup/make_report.sh --plots-only    figures and report from the existing results (no runs)
+#   writeup/make_report.sh --resume        continue an interrupted sweep (keeps runs.csv, skips done runs)
+#   writeup/make_report.sh --only seed002,memory [--reps 3]   a subset (rows are appended with --resume)
+#
+# Needs: the built binaries (build/bin/exchange-server, exchange-client; built here with
+# scripts/build.sh if missing), PostgreSQL 15 (scripts/install-deps.sh), python3 with venv.
+# PostgreSQL: $WRITEUP_DATABASE_URL if set (the study creates databases PREFIX, PREFIX_r1..r4
+# there; PREFIX = $WRITEUP_DB_PREFIX, default writeup), else a private cluster started here with
+# scripts/local-pg.sh in .local/writeup-pg (port $WRITEUP_PG_PORT, default 55600; --quick:
+# .local/writeup-pg-quick, port 55601) and stopped again at the end.
+#
+# Exit status: 0 done; 77 with "SKIPPED: reason" when the Python tools cannot be installed;
+# anything else is a failure.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+
+quick=0 plots_only=0 resume=0 only="" reps=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --plots-only) plots_only=1 ;;
+    --resume) resume=1 ;;
+    --only) only=$2; shift ;;
+    --reps) reps=$2; shift ;;
+    -h | --help) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "make_report: unknown argument $1 (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [[ $quick -eq 1 ]]; then
+  OUT=writeup/cache/quick
+  RESULTS=$OUT/results
+  FIGURES=$OUT/figures
+  REPORT_MD=$OUT/report.md
+  REPORT_PDF=$OUT/report.pdf
+  LOGS=$OUT/logs
+  PG_DIR=.local/writeup-pg-quick
+  PG_PORT=${WRITEUP_PG_PORT:-55601}
+else
+  RESULTS=writeup/results
+  FIGURES=writeup/figures
+  REPORT_MD=writeup/report.md
+  REPORT_PDF=writeup/report.pdf
+  LOGS=writeup/cache/logs
+  PG_DIR=.local/writeup-pg
+  PG_PORT=${WRITEUP_PG_PORT:-55600}
+fi
+
+say() { printf '\n== make_report: %s\n' "$*"; }
+t_start=$SECONDS
+
+say "Python tools (.local/writeup-venv)"
+rc=0
+PYTHON=$(writeup/setup_env.sh | tail -n 1) || rc=$?
+if [[ $rc -eq 77 ]]; then
+  echo "SKIPPED: the study's Python packages cannot be installed (see above)"
+  exit 77
+elif [[ $rc -ne 0 ]]; then
+  exit "$rc"
+fi
+export PYTHONPATH="$ROOT/writeup${PYTHONPATH:+:$PYTHONPATH}"
+
+pg_started=0
+cleanup() {
+  if [[ $pg_started -eq 1 ]]; then
+    scripts/local-pg.sh stop "$PG_DIR" >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+
+if [[ $plots_only -eq 0 ]]; then
+  SERVER_BIN=${EXCHANGE_SERVER_BIN:-$ROOT/build/bin/exchange-server}
+  CLIENT_BIN=${EXCHANGE_CLIENT_BIN:-$ROOT/build/bin/exchange-client}
+  if [[ ! -x "$SERVER_BIN" || ! -x "$CLIENT_BIN" ]]; then
+    say "building (binaries missing)"
+    scripts/install-deps.sh
+    scripts/build.sh build
+  fi
+  command -v taskset >/dev/null || { echo "make_report: taskset (util-linux) is missing" >&2; exit 1; }
+
+  if [[ -n "${WRITEUP_DATABASE_URL:-}" ]]; then
+    DB_URL=$WRITEUP_DATABASE_URL
+    say "PostgreSQL: using \$WRITEUP_DATABASE_URL"
+  else
+    say "PostgreSQL: private cluster $PG_DIR on port $PG_PORT"
+    if ! scripts/local-pg.sh status "$PG_DIR" >/dev/null 2>&1; then
+      pg_started=1
+    fi
+    DB_URL=$(scripts/local-pg.sh start "$PG_DIR" "$PG_PORT" | tail -n 1)
+  fi
+
+  say "sweep ($([[ $quick -eq 1 ]] && echo quick || echo full)) -> $RESULTS"
+  args=(--db "$DB_URL" --out "$RESULTS" --logs "$LOGS" --db-prefix "${WRITEUP_DB_PREFIX:-writeup}"
+        --server-bin "$SERVER_BIN" --client-bin "$CLIENT_BIN")
+  [[ $quick -eq 1 ]] && args+=(--quick)
+  [[ $resume -eq 1 ]] && args+=(--resume)
+  [[ -n "$only" ]] && args+=(--only "$only")
+  [[ -n "$reps" ]] && args+=(--reps "$reps")
+  "$PYTHON" -m study.sweep "${args[@]}"
+fi
+
+[[ -f "$RESULTS/runs.csv" ]] || { echo "make_report: no $RESULTS/runs.csv: run the sweep first" >&2; exit 1; }
+
+say "figures -> $FIGURES"
+"$PYTHON" -m study.plots "$RESULTS" "$FIGURES" >/dev/null
+
+say "report -> $REPORT_MD, $REPORT_PDF"
+"$PYTHON" -m study.report "$RESULTS" "$FIGURES" "$REPORT_MD" --pdf "$REPORT_PDF" >/dev/null
+
+say "done in $((SECONDS - t_start)) s: $REPORT_PDF"
