@@ -1,11 +1,6 @@
 // exchange-client send: send XML files as requests, print the replies.
 #include "send.hpp"
 
-#include "net/connection.hpp"
-#include "net/framing.hpp"
-
-#include <boost/program_options.hpp>
-
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -14,6 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
+#include "net/connection.hpp"
+#include "net/framing.hpp"
+
 namespace po = boost::program_options;
 
 namespace exch {
@@ -21,125 +21,121 @@ namespace exch {
 namespace {
 
 po::options_description describe(std::string& host, unsigned& port, bool& persistent,
-                                  double& timeout_s, double& connect_timeout_s) {
-    po::options_description d("exchange-client send FILE.xml... [options]");
-    d.add_options()
-        ("host", po::value(&host)->default_value(host), "server host")
-        ("port", po::value(&port)->default_value(port), "server port")
-        ("persistent", po::bool_switch(&persistent),
-         "send all files over one persistent session (\"EXCHANGE-SESSION 1\" extension) "
-         "instead of one connection per file")
-        ("timeout", po::value(&timeout_s)->default_value(timeout_s),
-         "seconds a whole reply may take")
-        ("connect-timeout", po::value(&connect_timeout_s)->default_value(connect_timeout_s),
-         "seconds a TCP connect may take")
-        ("help,h", "this help");
-    return d;
+                                 double& timeout_s, double& connect_timeout_s) {
+  po::options_description d("exchange-client send FILE.xml... [options]");
+  d.add_options()("host", po::value(&host)->default_value(host), "server host")(
+      "port", po::value(&port)->default_value(port), "server port")(
+      "persistent", po::bool_switch(&persistent),
+      "send all files over one persistent session (\"EXCHANGE-SESSION 1\" extension) "
+      "instead of one connection per file")(
+      "timeout", po::value(&timeout_s)->default_value(timeout_s), "seconds a whole reply may take")(
+      "connect-timeout", po::value(&connect_timeout_s)->default_value(connect_timeout_s),
+      "seconds a TCP connect may take")("help,h", "this help");
+  return d;
 }
 
 bool read_input(const std::string& name, std::string& out, std::string& error) {
-    if (name == "-") {
-        out.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-        return true;
-    }
-    std::ifstream in(name, std::ios::binary);
-    if (!in) {
-        error = "cannot read " + name;
-        return false;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    out = ss.str();
+  if (name == "-") {
+    out.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     return true;
+  }
+  std::ifstream in(name, std::ios::binary);
+  if (!in) {
+    error = "cannot read " + name;
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
 }
 
 }  // namespace
 
 int run_send(int argc, const char* const* argv) {
-    std::string host = "127.0.0.1";
-    unsigned port = 12345;
-    bool persistent = false;
-    double timeout_s = 30, connect_timeout_s = 5;
-    std::vector<std::string> files;
-    auto desc = describe(host, port, persistent, timeout_s, connect_timeout_s);
-    po::options_description hidden;
-    hidden.add_options()("file", po::value(&files));
-    po::options_description all;
-    all.add(desc).add(hidden);
-    po::positional_options_description positional;
-    positional.add("file", -1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(),
-                  vm);
-        po::notify(vm);
-    } catch (const std::exception& e) {
-        std::cerr << "exchange-client send: " << e.what() << "\n";
-        return 2;
-    }
-    if (vm.count("help")) {
-        std::cout << "Sends each FILE (XML; '-' is stdin) as one request and prints each reply.\n"
-                     "A length line is added; a file that already starts with one (digits,\n"
-                     "newline, then '<') is sent with its length line recomputed. With several\n"
-                     "files each reply is preceded by a line '== FILE'. Exit status: 0 when\n"
-                     "every file got a reply, 1 on connection/session errors or unreadable\n"
-                     "files, 2 on usage errors.\n\n"
-                  << desc;
-        return 0;
-    }
-    if (files.empty()) {
-        std::cerr << "exchange-client send: no FILE given (see --help)\n";
-        return 2;
-    }
-    if (port == 0 || port > 65535 || !(timeout_s > 0) || !(connect_timeout_s > 0)) {
-        std::cerr << "exchange-client send: bad --port or timeout\n";
-        return 2;
-    }
-    net::Timeouts timeouts;
-    timeouts.connect = std::chrono::milliseconds(static_cast<long long>(connect_timeout_s * 1000));
-    timeouts.read = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  std::string host = "127.0.0.1";
+  unsigned port = 12345;
+  bool persistent = false;
+  double timeout_s = 30, connect_timeout_s = 5;
+  std::vector<std::string> files;
+  auto desc = describe(host, port, persistent, timeout_s, connect_timeout_s);
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&files));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "exchange-client send: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << "Sends each FILE (XML; '-' is stdin) as one request and prints each reply.\n"
+                 "A length line is added; a file that already starts with one (digits,\n"
+                 "newline, then '<') is sent with its length line recomputed. With several\n"
+                 "files each reply is preceded by a line '== FILE'. Exit status: 0 when\n"
+                 "every file got a reply, 1 on connection/session errors or unreadable\n"
+                 "files, 2 on usage errors.\n\n"
+              << desc;
+    return 0;
+  }
+  if (files.empty()) {
+    std::cerr << "exchange-client send: no FILE given (see --help)\n";
+    return 2;
+  }
+  if (port == 0 || port > 65535 || !(timeout_s > 0) || !(connect_timeout_s > 0)) {
+    std::cerr << "exchange-client send: bad --port or timeout\n";
+    return 2;
+  }
+  net::Timeouts timeouts;
+  timeouts.connect = std::chrono::milliseconds(static_cast<long long>(connect_timeout_s * 1000));
+  timeouts.read = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
 
-    std::unique_ptr<net::Endpoint> endpoint;
-    try {
-        endpoint = std::make_unique<net::Endpoint>(
-            net::Endpoint::resolve(host, static_cast<std::uint16_t>(port)));
-    } catch (const std::exception& e) {
-        std::cerr << "exchange-client send: " << e.what() << "\n";
-        return 1;
-    }
+  std::unique_ptr<net::Endpoint> endpoint;
+  try {
+    endpoint = std::make_unique<net::Endpoint>(
+        net::Endpoint::resolve(host, static_cast<std::uint16_t>(port)));
+  } catch (const std::exception& e) {
+    std::cerr << "exchange-client send: " << e.what() << "\n";
+    return 1;
+  }
 
-    int status = 0;
-    std::unique_ptr<net::Session> session;
-    for (const std::string& file : files) {
-        std::string content, error;
-        if (!read_input(file, content, error)) {
-            std::cerr << "exchange-client send: " << error << "\n";
-            status = 1;
-            continue;
-        }
-        std::string_view xml = net::strip_length_line(content);
-        std::string reply;
-        try {
-            if (persistent) {
-                if (!session || !session->usable()) session = net::Session::open(*endpoint, timeouts);
-                reply = session->request(xml);
-            } else {
-                reply = net::request_once(*endpoint, xml, timeouts);
-            }
-        } catch (const net::SessionUnsupported& e) {
-            std::cerr << "exchange-client send: " << e.what() << "\n";
-            return 1;  // no point trying the other files
-        } catch (const std::exception& e) {
-            std::cerr << "exchange-client send: " << file << ": " << e.what() << "\n";
-            status = 1;
-            continue;
-        }
-        if (files.size() > 1) std::cout << "== " << file << "\n";
-        std::cout << reply;
-        if (!reply.empty() && reply.back() != '\n') std::cout << "\n";
-        std::cout.flush();
+  int status = 0;
+  std::unique_ptr<net::Session> session;
+  for (const std::string& file : files) {
+    std::string content, error;
+    if (!read_input(file, content, error)) {
+      std::cerr << "exchange-client send: " << error << "\n";
+      status = 1;
+      continue;
     }
-    return status;
+    std::string_view xml = net::strip_length_line(content);
+    std::string reply;
+    try {
+      if (persistent) {
+        if (!session || !session->usable()) session = net::Session::open(*endpoint, timeouts);
+        reply = session->request(xml);
+      } else {
+        reply = net::request_once(*endpoint, xml, timeouts);
+      }
+    } catch (const net::SessionUnsupported& e) {
+      std::cerr << "exchange-client send: " << e.what() << "\n";
+      return 1;  // no point trying the other files
+    } catch (const std::exception& e) {
+      std::cerr << "exchange-client send: " << file << ": " << e.what() << "\n";
+      status = 1;
+      continue;
+    }
+    if (files.size() > 1) std::cout << "== " << file << "\n";
+    std::cout << reply;
+    if (!reply.empty() && reply.back() != '\n') std::cout << "\n";
+    std::cout.flush();
+  }
+  return status;
 }
 
 }  // namespace exch

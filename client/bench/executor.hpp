@@ -5,8 +5,6 @@
 //   Spawn   - a new thread per request and per target, joined afterwards.
 #pragma once
 
-#include "net/connection.hpp"
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -16,76 +14,78 @@
 #include <thread>
 #include <vector>
 
+#include "net/connection.hpp"
+
 namespace exch::bench {
 
 using Clock = std::chrono::steady_clock;
 
 // Nanoseconds since the start of a repetition.
 struct TimeBase {
-    Clock::time_point origin = Clock::now();
-    std::int64_t now_ns() const {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - origin).count();
-    }
-    Clock::time_point at(std::int64_t ns) const { return origin + std::chrono::nanoseconds(ns); }
+  Clock::time_point origin = Clock::now();
+  std::int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - origin).count();
+  }
+  Clock::time_point at(std::int64_t ns) const { return origin + std::chrono::nanoseconds(ns); }
 };
 
 struct TargetResult {
-    bool ok = false;
-    bool fatal = false;  // the server does not speak the session extension
-    std::string body;    // the reply XML
-    std::string error;   // when !ok
-    std::int64_t end_ns = 0;
+  bool ok = false;
+  bool fatal = false;  // the server does not speak the session extension
+  std::string body;    // the reply XML
+  std::string error;   // when !ok
+  std::int64_t end_ns = 0;
 };
 
 class Targets {
-public:
-    Targets(const std::vector<std::pair<std::string, std::uint16_t>>& host_ports,
-            net::Timeouts timeouts, bool persistent);
-    std::size_t size() const { return endpoints_.size(); }
-    const net::Endpoint& endpoint(std::size_t t) const { return *endpoints_[t]; }
-    bool persistent() const { return persistent_; }
-    const net::Timeouts& timeouts() const { return timeouts_; }
-    std::size_t sessions_opened() const;
+ public:
+  Targets(const std::vector<std::pair<std::string, std::uint16_t>>& host_ports,
+          net::Timeouts timeouts, bool persistent);
+  std::size_t size() const { return endpoints_.size(); }
+  const net::Endpoint& endpoint(std::size_t t) const { return *endpoints_[t]; }
+  bool persistent() const { return persistent_; }
+  const net::Timeouts& timeouts() const { return timeouts_; }
+  std::size_t sessions_opened() const;
 
-    // One request/reply with target t; never throws.
-    TargetResult exchange(std::size_t t, const std::string& xml, const TimeBase& tb);
-    // Connects (and says the session hello when persistent) to every target;
-    // throws NetError/SessionUnsupported with a clear message.
-    void preflight();
+  // One request/reply with target t; never throws.
+  TargetResult exchange(std::size_t t, const std::string& xml, const TimeBase& tb);
+  // Connects (and says the session hello when persistent) to every target;
+  // throws NetError/SessionUnsupported with a clear message.
+  void preflight();
 
-private:
-    std::vector<std::unique_ptr<net::Endpoint>> endpoints_;
-    std::vector<std::unique_ptr<net::SessionPool>> pools_;
-    net::Timeouts timeouts_;
-    bool persistent_;
+ private:
+  std::vector<std::unique_ptr<net::Endpoint>> endpoints_;
+  std::vector<std::unique_ptr<net::SessionPool>> pools_;
+  net::Timeouts timeouts_;
+  bool persistent_;
 };
 
 class Executor {
-public:
-    enum class Mode { Inline, Helpers, Spawn };
-    Executor(Targets& targets, Mode mode, const TimeBase& tb);
-    ~Executor();
-    Executor(const Executor&) = delete;
-    Executor& operator=(const Executor&) = delete;
+ public:
+  enum class Mode { Inline, Helpers, Spawn };
+  Executor(Targets& targets, Mode mode, const TimeBase& tb);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
-    // payloads[t] goes to target t; results[t] gets its outcome.
-    void run(const std::vector<std::string>& payloads, std::vector<TargetResult>& results);
+  // payloads[t] goes to target t; results[t] gets its outcome.
+  void run(const std::vector<std::string>& payloads, std::vector<TargetResult>& results);
 
-private:
-    void helper_loop(std::size_t t);
+ private:
+  void helper_loop(std::size_t t);
 
-    Targets& targets_;
-    Mode mode_;
-    const TimeBase& tb_;
+  Targets& targets_;
+  Mode mode_;
+  const TimeBase& tb_;
 
-    std::mutex mutex_;
-    std::condition_variable work_cv_, done_cv_;
-    std::uint64_t generation_ = 0;
-    std::size_t pending_ = 0;
-    bool stop_ = false;
-    const std::vector<std::string>* payloads_ = nullptr;
-    std::vector<TargetResult>* results_ = nullptr;
-    std::vector<std::thread> helpers_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_, done_cv_;
+  std::uint64_t generation_ = 0;
+  std::size_t pending_ = 0;
+  bool stop_ = false;
+  const std::vector<std::string>* payloads_ = nullptr;
+  std::vector<TargetResult>* results_ = nullptr;
+  std::vector<std::thread> helpers_;
 };
 
 // The executor mode for a thread that issues requests one at a time.

@@ -1,10 +1,10 @@
 #include "bench/options.hpp"
 
-#include <boost/program_options.hpp>
-
 #include <chrono>
 #include <iostream>
 #include <sstream>
+
+#include <boost/program_options.hpp>
 
 namespace po = boost::program_options;
 
@@ -13,250 +13,260 @@ namespace exch::bench {
 const char* to_string(LoopMode m) { return m == LoopMode::Closed ? "closed" : "open"; }
 const char* to_string(ThreadMode t) { return t == ThreadMode::Pool ? "pool" : "spawn"; }
 const char* to_string(WorkloadKind w) {
-    switch (w) {
-        case WorkloadKind::Create: return "create";
-        case WorkloadKind::Orders: return "orders";
-        case WorkloadKind::Mixed: return "mixed";
-        case WorkloadKind::Query: return "query";
-    }
-    return "?";
+  switch (w) {
+    case WorkloadKind::Create:
+      return "create";
+    case WorkloadKind::Orders:
+      return "orders";
+    case WorkloadKind::Mixed:
+      return "mixed";
+    case WorkloadKind::Query:
+      return "query";
+  }
+  return "?";
 }
 
 namespace {
 
 struct Raw {
-    std::string mode = "closed", workload = "orders", threads = "pool", replicas, reject_words;
-    bool setup = false, no_setup = false, no_progress = false;
-    unsigned port = 12345;
+  std::string mode = "closed", workload = "orders", threads = "pool", replicas, reject_words;
+  bool setup = false, no_setup = false, no_progress = false;
+  unsigned port = 12345;
 };
 
 po::options_description describe(BenchOptions& o, Raw& r) {
-    po::options_description target("Target");
-    target.add_options()
-        ("host", po::value(&o.host)->default_value(o.host), "server host")
-        ("port", po::value(&r.port)->default_value(r.port), "server port")
-        ("replicas", po::value(&r.replicas),
-         "replica mode: HOST:PORT,HOST:PORT,... every request goes to all of them "
-         "concurrently; replies are compared (ids of opened/status/canceled and time "
-         "attributes ignored); --host/--port are then ignored")
-        ("persistent", po::bool_switch(&o.persistent),
-         "use persistent sessions (\"EXCHANGE-SESSION 1\" extension) instead of one "
-         "request per connection")
-        ("timeout", po::value(&o.timeout_s)->default_value(o.timeout_s),
-         "seconds a whole reply may take")
-        ("connect-timeout", po::value(&o.connect_timeout_s)->default_value(o.connect_timeout_s),
-         "seconds a TCP connect may take");
+  po::options_description target("Target");
+  target.add_options()("host", po::value(&o.host)->default_value(o.host), "server host")(
+      "port", po::value(&r.port)->default_value(r.port), "server port")(
+      "replicas", po::value(&r.replicas),
+      "replica mode: HOST:PORT,HOST:PORT,... every request goes to all of them "
+      "concurrently; replies are compared (ids of opened/status/canceled and time "
+      "attributes ignored); --host/--port are then ignored")(
+      "persistent", po::bool_switch(&o.persistent),
+      "use persistent sessions (\"EXCHANGE-SESSION 1\" extension) instead of one "
+      "request per connection")("timeout", po::value(&o.timeout_s)->default_value(o.timeout_s),
+                                "seconds a whole reply may take")(
+      "connect-timeout", po::value(&o.connect_timeout_s)->default_value(o.connect_timeout_s),
+      "seconds a TCP connect may take");
 
-    po::options_description load("Load");
-    load.add_options()
-        ("mode", po::value(&r.mode)->default_value(r.mode),
-         "closed: --clients clients send back to back; open: Poisson arrivals at --rate, "
-         "latency measured from the intended send time")
-        ("clients", po::value(&o.clients)->default_value(o.clients),
-         "closed loop: concurrent clients")
-        ("think-ms", po::value(&o.think_ms)->default_value(o.think_ms),
-         "closed loop: mean of an exponential think time between a reply and the next "
-         "request (0 = none)")
-        ("rate", po::value(&o.rate)->default_value(o.rate), "open loop: arrivals per second")
-        ("senders", po::value(&o.senders)->default_value(o.senders),
-         "open loop: sender threads (pool mode)")
-        ("max-inflight", po::value(&o.max_inflight)->default_value(o.max_inflight),
-         "open loop: arrivals while this many requests are queued or in flight are "
-         "dropped and counted as 'dropped'")
-        ("client-threads", po::value(&r.threads)->default_value(r.threads),
-         "pool: pre-started threads (and one living thread per replica); spawn: a new "
-         "thread per request (and per replica)")
-        ("requests", po::value(&o.requests),
-         "measured requests (default 1000 unless --duration)")
-        ("duration", po::value(&o.duration_s), "measured seconds (instead of --requests)")
-        ("warmup", po::value(&o.warmup_s)->default_value(o.warmup_s),
-         "seconds of load before measuring; those requests are excluded from statistics")
-        ("repeat", po::value(&o.repeat)->default_value(o.repeat),
-         "repetitions of the measurement (95% confidence intervals over them)")
-        ("seed", po::value(&o.seed)->default_value(o.seed), "seed of every random choice");
+  po::options_description load("Load");
+  load.add_options()(
+      "mode", po::value(&r.mode)->default_value(r.mode),
+      "closed: --clients clients send back to back; open: Poisson arrivals at --rate, "
+      "latency measured from the intended send time")(
+      "clients", po::value(&o.clients)->default_value(o.clients),
+      "closed loop: concurrent clients")(
+      "think-ms", po::value(&o.think_ms)->default_value(o.think_ms),
+      "closed loop: mean of an exponential think time between a reply and the next "
+      "request (0 = none)")("rate", po::value(&o.rate)->default_value(o.rate),
+                            "open loop: arrivals per second")(
+      "senders", po::value(&o.senders)->default_value(o.senders),
+      "open loop: sender threads (pool mode)")(
+      "max-inflight", po::value(&o.max_inflight)->default_value(o.max_inflight),
+      "open loop: arrivals while this many requests are queued or in flight are "
+      "dropped and counted as 'dropped'")(
+      "client-threads", po::value(&r.threads)->default_value(r.threads),
+      "pool: pre-started threads (and one living thread per replica); spawn: a new "
+      "thread per request (and per replica)")("requests", po::value(&o.requests),
+                                              "measured requests (default 1000 unless --duration)")(
+      "duration", po::value(&o.duration_s), "measured seconds (instead of --requests)")(
+      "warmup", po::value(&o.warmup_s)->default_value(o.warmup_s),
+      "seconds of load before measuring; those requests are excluded from statistics")(
+      "repeat", po::value(&o.repeat)->default_value(o.repeat),
+      "repetitions of the measurement (95% confidence intervals over them)")(
+      "seed", po::value(&o.seed)->default_value(o.seed), "seed of every random choice");
 
-    po::options_description work("Workload");
-    work.add_options()
-        ("workload", po::value(&r.workload)->default_value(r.workload),
-         "create: new accounts each with a position; orders: <transactions> of random "
-         "orders; mixed: orders, queries and cancels of ids from earlier replies; query: "
-         "only queries")
-        ("accounts-per-request", po::value(&o.accounts_per_request)
-             ->default_value(o.accounts_per_request), "create: new accounts per request")
-        ("orders-per-request", po::value(&o.orders_per_request)
-             ->default_value(o.orders_per_request),
-         "orders/mixed/query: children per <transactions> request")
-        ("price-decimals", po::value(&o.price_decimals)->default_value(o.price_decimals),
-         "fractional digits of limit prices (uniform 90..110)")
-        ("symbols", po::value(&o.symbols)->default_value(o.symbols), "symbols traded")
-        ("symbol-prefix", po::value(&o.symbol_prefix)->default_value(o.symbol_prefix),
-         "symbol names are PREFIX0, PREFIX1, ...")
-        ("accounts", po::value(&o.accounts)->default_value(o.accounts), "trading accounts")
-        ("account-base", po::value(&o.account_base)->default_value(o.account_base),
-         "trading account ids are account-base + i, i = 0 .. accounts-1")
-        ("query-ratio", po::value(&o.query_ratio)->default_value(o.query_ratio, "0.2"),
-         "mixed: share of children that are queries")
-        ("cancel-ratio", po::value(&o.cancel_ratio)->default_value(o.cancel_ratio, "0.1"),
-         "mixed: share of children that are cancels")
-        ("reject-words", po::value(&r.reject_words)->default_value(
-             "insufficient,not enough,too low,exceed"),
-         "an <error> answering an order whose text contains one of these "
-         "(case-insensitive) counts as 'rejected' (served), not as an error")
-        ("run-id", po::value(&o.run_id),
-         "digits prefixed to the account ids of the create workload (default: derived "
-         "from --seed and the clock, so reruns do not collide)")
-        ("setup", po::bool_switch(&r.setup),
-         "create the trading accounts and symbols first (default for orders/mixed/query)")
-        ("no-setup", po::bool_switch(&r.no_setup), "skip the setup step")
-        ("setup-only", po::bool_switch(&o.setup_only), "run the setup step and stop")
-        ("setup-batch", po::value(&o.setup_batch)->default_value(o.setup_batch),
-         "accounts per setup <create> request")
-        ("balance", po::value(&o.balance)->default_value(o.balance),
-         "setup: cash of each trading account (decimal string)")
-        ("shares", po::value(&o.shares)->default_value(o.shares),
-         "setup: shares of every symbol in each trading account (decimal string)");
+  po::options_description work("Workload");
+  work.add_options()(
+      "workload", po::value(&r.workload)->default_value(r.workload),
+      "create: new accounts each with a position; orders: <transactions> of random "
+      "orders; mixed: orders, queries and cancels of ids from earlier replies; query: "
+      "only queries")("accounts-per-request",
+                      po::value(&o.accounts_per_request)->default_value(o.accounts_per_request),
+                      "create: new accounts per request")(
+      "orders-per-request", po::value(&o.orders_per_request)->default_value(o.orders_per_request),
+      "orders/mixed/query: children per <transactions> request")(
+      "price-decimals", po::value(&o.price_decimals)->default_value(o.price_decimals),
+      "fractional digits of limit prices (uniform 90..110)")(
+      "symbols", po::value(&o.symbols)->default_value(o.symbols), "symbols traded")(
+      "symbol-prefix", po::value(&o.symbol_prefix)->default_value(o.symbol_prefix),
+      "symbol names are PREFIX0, PREFIX1, ...")(
+      "accounts", po::value(&o.accounts)->default_value(o.accounts), "trading accounts")(
+      "account-base", po::value(&o.account_base)->default_value(o.account_base),
+      "trading account ids are account-base + i, i = 0 .. accounts-1")(
+      "query-ratio", po::value(&o.query_ratio)->default_value(o.query_ratio, "0.2"),
+      "mixed: share of children that are queries")(
+      "cancel-ratio", po::value(&o.cancel_ratio)->default_value(o.cancel_ratio, "0.1"),
+      "mixed: share of children that are cancels")(
+      "reject-words",
+      po::value(&r.reject_words)->default_value("insufficient,not enough,too low,exceed"),
+      "an <error> answering an order whose text contains one of these "
+      "(case-insensitive) counts as 'rejected' (served), not as an error")(
+      "run-id", po::value(&o.run_id),
+      "digits prefixed to the account ids of the create workload (default: derived "
+      "from --seed and the clock, so reruns do not collide)")(
+      "setup", po::bool_switch(&r.setup),
+      "create the trading accounts and symbols first (default for orders/mixed/query)")(
+      "no-setup", po::bool_switch(&r.no_setup), "skip the setup step")(
+      "setup-only", po::bool_switch(&o.setup_only), "run the setup step and stop")(
+      "setup-batch", po::value(&o.setup_batch)->default_value(o.setup_batch),
+      "accounts per setup <create> request")(
+      "balance", po::value(&o.balance)->default_value(o.balance),
+      "setup: cash of each trading account (decimal string)")(
+      "shares", po::value(&o.shares)->default_value(o.shares),
+      "setup: shares of every symbol in each trading account (decimal string)");
 
-    po::options_description out("Output");
-    out.add_options()
-        ("json", po::value(&o.json_path), "write the summary (and repetitions) as JSON")
-        ("csv", po::value(&o.csv_path), "write one row per request")
-        ("label", po::value(&o.label), "text copied into the JSON")
-        ("no-progress", po::bool_switch(&r.no_progress),
-         "no progress line on stderr")
-        ("help,h", "this help");
+  po::options_description out("Output");
+  out.add_options()("json", po::value(&o.json_path), "write the summary (and repetitions) as JSON")(
+      "csv", po::value(&o.csv_path), "write one row per request")("label", po::value(&o.label),
+                                                                  "text copied into the JSON")(
+      "no-progress", po::bool_switch(&r.no_progress), "no progress line on stderr")("help,h",
+                                                                                    "this help");
 
-    po::options_description all("exchange-client bench [options]");
-    all.add(target).add(load).add(work).add(out);
-    return all;
+  po::options_description all("exchange-client bench [options]");
+  all.add(target).add(load).add(work).add(out);
+  return all;
 }
 
 bool is_decimal(const std::string& s) {
-    std::size_t i = 0, digits = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        std::size_t frac = 0;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++frac;
-        if (frac == 0) return false;
-    }
-    return digits > 0 && i == s.size();
+  std::size_t i = 0, digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    std::size_t frac = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++frac;
+    if (frac == 0) return false;
+  }
+  return digits > 0 && i == s.size();
 }
 
 std::vector<std::string> split_list(const std::string& s) {
-    std::vector<std::string> out;
-    std::string cur;
-    for (char c : s) {
-        if (c == ',') {
-            if (!cur.empty()) out.push_back(cur);
-            cur.clear();
-        } else if (c != ' ' || !cur.empty()) {
-            cur += c;
-        }
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ' || !cur.empty()) {
+      cur += c;
     }
-    if (!cur.empty()) out.push_back(cur);
-    return out;
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
 }
 
 }  // namespace
 
 void print_bench_help(std::ostream& os) {
-    BenchOptions o;
-    Raw r;
-    os << "Load generator for the exchange server.\n\n" << describe(o, r) << "\n"
-       << "Statistics count measured requests only (those whose intended start is after\n"
-          "--warmup). Latency is end - intended start (closed loop: the actual start).\n"
-          "Percentiles are nearest-rank on the sorted samples. Latency, throughput and\n"
-          "jitter use served requests (ok or rejected); error replies and connection\n"
-          "errors are counted separately.\n";
+  BenchOptions o;
+  Raw r;
+  os << "Load generator for the exchange server.\n\n"
+     << describe(o, r) << "\n"
+     << "Statistics count measured requests only (those whose intended start is after\n"
+        "--warmup). Latency is end - intended start (closed loop: the actual start).\n"
+        "Percentiles are nearest-rank on the sorted samples. Latency, throughput and\n"
+        "jitter use served requests (ok or rejected); error replies and connection\n"
+        "errors are counted separately.\n";
 }
 
 ParseOutcome parse_bench_options(int argc, const char* const* argv, BenchOptions& o) {
-    Raw r;
-    auto desc = describe(o, r);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-        po::notify(vm);
-    } catch (const std::exception& e) {
-        return {ParseOutcome::Error, e.what()};
-    }
-    if (vm.count("help")) return {ParseOutcome::Help, ""};
+  Raw r;
+  auto desc = describe(o, r);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    return {ParseOutcome::Error, e.what()};
+  }
+  if (vm.count("help")) return {ParseOutcome::Help, ""};
 
-    std::ostringstream cmd;
-    cmd << "exchange-client";
-    for (int i = 0; i < argc; ++i) cmd << " " << argv[i];
-    o.command_line = cmd.str();
+  std::ostringstream cmd;
+  cmd << "exchange-client";
+  for (int i = 0; i < argc; ++i) cmd << " " << argv[i];
+  o.command_line = cmd.str();
 
-    auto fail = [](const std::string& m) { return ParseOutcome{ParseOutcome::Error, m}; };
-    if (r.port == 0 || r.port > 65535) return fail("--port must be 1..65535");
-    o.port = static_cast<std::uint16_t>(r.port);
+  auto fail = [](const std::string& m) { return ParseOutcome{ParseOutcome::Error, m}; };
+  if (r.port == 0 || r.port > 65535) return fail("--port must be 1..65535");
+  o.port = static_cast<std::uint16_t>(r.port);
 
-    if (r.mode == "closed") o.mode = LoopMode::Closed;
-    else if (r.mode == "open") o.mode = LoopMode::Open;
-    else return fail("--mode must be closed or open");
+  if (r.mode == "closed")
+    o.mode = LoopMode::Closed;
+  else if (r.mode == "open")
+    o.mode = LoopMode::Open;
+  else
+    return fail("--mode must be closed or open");
 
-    if (r.threads == "pool") o.threads = ThreadMode::Pool;
-    else if (r.threads == "spawn") o.threads = ThreadMode::Spawn;
-    else return fail("--client-threads must be pool or spawn");
+  if (r.threads == "pool")
+    o.threads = ThreadMode::Pool;
+  else if (r.threads == "spawn")
+    o.threads = ThreadMode::Spawn;
+  else
+    return fail("--client-threads must be pool or spawn");
 
-    if (r.workload == "create") o.workload = WorkloadKind::Create;
-    else if (r.workload == "orders") o.workload = WorkloadKind::Orders;
-    else if (r.workload == "mixed") o.workload = WorkloadKind::Mixed;
-    else if (r.workload == "query") o.workload = WorkloadKind::Query;
-    else return fail("--workload must be create, orders, mixed or query");
+  if (r.workload == "create")
+    o.workload = WorkloadKind::Create;
+  else if (r.workload == "orders")
+    o.workload = WorkloadKind::Orders;
+  else if (r.workload == "mixed")
+    o.workload = WorkloadKind::Mixed;
+  else if (r.workload == "query")
+    o.workload = WorkloadKind::Query;
+  else
+    return fail("--workload must be create, orders, mixed or query");
 
-    if (r.setup && r.no_setup) return fail("--setup and --no-setup together");
-    o.setup = r.setup || (!r.no_setup && o.workload != WorkloadKind::Create);
-    if (o.setup_only) o.setup = true;
+  if (r.setup && r.no_setup) return fail("--setup and --no-setup together");
+  o.setup = r.setup || (!r.no_setup && o.workload != WorkloadKind::Create);
+  if (o.setup_only) o.setup = true;
 
-    o.progress = !r.no_progress;
-    o.replicas = split_list(r.replicas);
-    o.reject_words = split_list(r.reject_words);
+  o.progress = !r.no_progress;
+  o.replicas = split_list(r.replicas);
+  o.reject_words = split_list(r.reject_words);
 
-    if (vm.count("requests") && vm.count("duration"))
-        return fail("give --requests or --duration, not both");
-    if (vm.count("requests") && o.requests == 0) return fail("--requests must be positive");
-    if (vm.count("duration") && !(o.duration_s > 0)) return fail("--duration must be positive");
-    if (!vm.count("requests") && !vm.count("duration")) o.requests = 1000;
-    if (!(o.warmup_s >= 0)) return fail("--warmup must be >= 0");
-    if (o.repeat == 0) return fail("--repeat must be >= 1");
-    if (o.clients == 0) return fail("--clients must be >= 1");
-    if (!(o.think_ms >= 0)) return fail("--think-ms must be >= 0");
-    if (!(o.rate > 0)) return fail("--rate must be positive");
-    if (o.senders == 0) return fail("--senders must be >= 1");
-    if (o.max_inflight == 0) return fail("--max-inflight must be >= 1");
-    if (!(o.timeout_s > 0) || !(o.connect_timeout_s > 0)) return fail("timeouts must be positive");
-    if (o.accounts_per_request == 0) return fail("--accounts-per-request must be >= 1");
-    if (o.orders_per_request == 0) return fail("--orders-per-request must be >= 1");
-    if (o.price_decimals > 6) return fail("--price-decimals must be 0..6");
-    if (o.symbols == 0) return fail("--symbols must be >= 1");
-    if (o.accounts == 0) return fail("--accounts must be >= 1");
-    if (o.setup_batch == 0) return fail("--setup-batch must be >= 1");
-    if (o.symbol_prefix.empty()) return fail("--symbol-prefix must not be empty");
-    for (char c : o.symbol_prefix)
-        if (!std::isalnum(static_cast<unsigned char>(c)))
-            return fail("--symbol-prefix must be ASCII letters or digits");
-    if (!(o.query_ratio >= 0 && o.cancel_ratio >= 0 && o.query_ratio + o.cancel_ratio <= 1))
-        return fail("--query-ratio and --cancel-ratio must be >= 0 with a sum <= 1");
-    if (!is_decimal(o.balance)) return fail("--balance must be a decimal like 1000 or 12.5");
-    if (!is_decimal(o.shares)) return fail("--shares must be a decimal like 1000 or 12.5");
-    if (!o.run_id.empty()) {
-        if (o.run_id.size() > 9) return fail("--run-id must have at most 9 digits");
-        for (char c : o.run_id)
-            if (c < '0' || c > '9') return fail("--run-id must be digits");
-    } else {
-        // 6 digits, first one non-zero: fixed length keeps <runid><counter> unique
-        // across runs; the clock keeps reruns with the same seed apart.
-        auto now = std::chrono::system_clock::now().time_since_epoch();
-        std::uint64_t x = static_cast<std::uint64_t>(
-                              std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) ^
-                          (o.seed * 0x9E3779B97F4A7C15ull);
-        x ^= x >> 29;
-        x *= 0xBF58476D1CE4E5B9ull;
-        x ^= x >> 32;
-        o.run_id = std::to_string(100000 + x % 900000);
-    }
-    return {ParseOutcome::Run, ""};
+  if (vm.count("requests") && vm.count("duration"))
+    return fail("give --requests or --duration, not both");
+  if (vm.count("requests") && o.requests == 0) return fail("--requests must be positive");
+  if (vm.count("duration") && !(o.duration_s > 0)) return fail("--duration must be positive");
+  if (!vm.count("requests") && !vm.count("duration")) o.requests = 1000;
+  if (!(o.warmup_s >= 0)) return fail("--warmup must be >= 0");
+  if (o.repeat == 0) return fail("--repeat must be >= 1");
+  if (o.clients == 0) return fail("--clients must be >= 1");
+  if (!(o.think_ms >= 0)) return fail("--think-ms must be >= 0");
+  if (!(o.rate > 0)) return fail("--rate must be positive");
+  if (o.senders == 0) return fail("--senders must be >= 1");
+  if (o.max_inflight == 0) return fail("--max-inflight must be >= 1");
+  if (!(o.timeout_s > 0) || !(o.connect_timeout_s > 0)) return fail("timeouts must be positive");
+  if (o.accounts_per_request == 0) return fail("--accounts-per-request must be >= 1");
+  if (o.orders_per_request == 0) return fail("--orders-per-request must be >= 1");
+  if (o.price_decimals > 6) return fail("--price-decimals must be 0..6");
+  if (o.symbols == 0) return fail("--symbols must be >= 1");
+  if (o.accounts == 0) return fail("--accounts must be >= 1");
+  if (o.setup_batch == 0) return fail("--setup-batch must be >= 1");
+  if (o.symbol_prefix.empty()) return fail("--symbol-prefix must not be empty");
+  for (char c : o.symbol_prefix)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      return fail("--symbol-prefix must be ASCII letters or digits");
+  if (!(o.query_ratio >= 0 && o.cancel_ratio >= 0 && o.query_ratio + o.cancel_ratio <= 1))
+    return fail("--query-ratio and --cancel-ratio must be >= 0 with a sum <= 1");
+  if (!is_decimal(o.balance)) return fail("--balance must be a decimal like 1000 or 12.5");
+  if (!is_decimal(o.shares)) return fail("--shares must be a decimal like 1000 or 12.5");
+  if (!o.run_id.empty()) {
+    if (o.run_id.size() > 9) return fail("--run-id must have at most 9 digits");
+    for (char c : o.run_id)
+      if (c < '0' || c > '9') return fail("--run-id must be digits");
+  } else {
+    // 6 digits, first one non-zero: fixed length keeps <runid><counter> unique
+    // across runs; the clock keeps reruns with the same seed apart.
+    auto now = std::chrono::system_clock::now().time_since_epoch();
+    std::uint64_t x = static_cast<std::uint64_t>(
+                          std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) ^
+                      (o.seed * 0x9E3779B97F4A7C15ull);
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    o.run_id = std::to_string(100000 + x % 900000);
+  }
+  return {ParseOutcome::Run, ""};
 }
 
 }  // namespace exch::bench

@@ -13,59 +13,59 @@ enum class WorkloadKind { Create, Orders, Mixed, Query };
 enum class ThreadMode { Pool, Spawn };
 
 struct BenchOptions {
-    // where
-    std::string host = "127.0.0.1";
-    std::uint16_t port = 12345;
-    std::vector<std::string> replicas;  // "host:port"; empty = just host:port
-    bool persistent = false;
-    double timeout_s = 30;
-    double connect_timeout_s = 5;
+  // where
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 12345;
+  std::vector<std::string> replicas;  // "host:port"; empty = just host:port
+  bool persistent = false;
+  double timeout_s = 30;
+  double connect_timeout_s = 5;
 
-    // load shape
-    LoopMode mode = LoopMode::Closed;
-    unsigned clients = 1;
-    double think_ms = 0;
-    double rate = 100;
-    unsigned senders = 64;
-    unsigned max_inflight = 10000;
-    ThreadMode threads = ThreadMode::Pool;
-    std::uint64_t requests = 0;  // 0 with duration = 0 -> default 1000
-    double duration_s = 0;
-    double warmup_s = 0;
-    unsigned repeat = 1;
+  // load shape
+  LoopMode mode = LoopMode::Closed;
+  unsigned clients = 1;
+  double think_ms = 0;
+  double rate = 100;
+  unsigned senders = 64;
+  unsigned max_inflight = 10000;
+  ThreadMode threads = ThreadMode::Pool;
+  std::uint64_t requests = 0;  // 0 with duration = 0 -> default 1000
+  double duration_s = 0;
+  double warmup_s = 0;
+  unsigned repeat = 1;
 
-    // what
-    WorkloadKind workload = WorkloadKind::Orders;
-    unsigned accounts_per_request = 1;
-    unsigned orders_per_request = 1;
-    unsigned price_decimals = 0;
-    unsigned symbols = 20;
-    unsigned accounts = 200;
-    std::uint64_t account_base = 1000;
-    std::string symbol_prefix = "S";
-    double query_ratio = 0.2;
-    double cancel_ratio = 0.1;
-    bool setup = true;  // resolved from --setup/--no-setup and the workload
-    bool setup_only = false;
-    unsigned setup_batch = 50;
-    std::string balance = "1000000000";
-    std::string shares = "1000000000";
-    std::vector<std::string> reject_words{"insufficient", "not enough", "too low", "exceed"};
-    std::uint64_t seed = 1;
-    std::string run_id;  // digits; generated when empty
+  // what
+  WorkloadKind workload = WorkloadKind::Orders;
+  unsigned accounts_per_request = 1;
+  unsigned orders_per_request = 1;
+  unsigned price_decimals = 0;
+  unsigned symbols = 20;
+  unsigned accounts = 200;
+  std::uint64_t account_base = 1000;
+  std::string symbol_prefix = "S";
+  double query_ratio = 0.2;
+  double cancel_ratio = 0.1;
+  bool setup = true;  // resolved from --setup/--no-setup and the workload
+  bool setup_only = false;
+  unsigned setup_batch = 50;
+  std::string balance = "1000000000";
+  std::string shares = "1000000000";
+  std::vector<std::string> reject_words{"insufficient", "not enough", "too low", "exceed"};
+  std::uint64_t seed = 1;
+  std::string run_id;  // digits; generated when empty
 
-    // output
-    std::string json_path;
-    std::string csv_path;
-    std::string label;
-    bool progress = true;
+  // output
+  std::string json_path;
+  std::string csv_path;
+  std::string label;
+  bool progress = true;
 
-    std::string command_line;  // for the JSON
+  std::string command_line;  // for the JSON
 };
 
 struct ParseOutcome {
-    enum Kind { Run, Help, Error } kind = Run;
-    std::string message;
+  enum Kind { Run, Help, Error } kind = Run;
+  std::string message;
 };
 
 // argv[0] is "bench" (the subcommand) or the program; parsing starts at argv[1].

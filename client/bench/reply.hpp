@@ -12,12 +12,12 @@
 namespace exch::bench {
 
 struct XmlNode {
-    std::string name;
-    std::vector<std::pair<std::string, std::string>> attrs;  // in document order, decoded
-    std::vector<XmlNode> children;
-    std::string text;  // direct character data, entity-decoded, trimmed
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> attrs;  // in document order, decoded
+  std::vector<XmlNode> children;
+  std::string text;  // direct character data, entity-decoded, trimmed
 
-    const std::string* attr(std::string_view key) const;
+  const std::string* attr(std::string_view key) const;
 };
 
 // Parses one document (prolog, comments and DOCTYPE skipped). Returns nothing
@@ -29,15 +29,15 @@ std::optional<XmlNode> parse_xml(std::string_view text, std::string* error = nul
 enum class ChildKind { Order, Query, Cancel, CreateItem };
 
 struct ReplyVerdict {
-    bool parsed = false;        // a <results> document
-    bool positional = false;    // one reply element per request child
-    int ok_items = 0;           // non-error children
-    int rejected_items = 0;     // expected business rejections (see classify_reply)
-    int error_items = 0;        // any other <error>
-    std::string first_error;    // text of the first unexpected error, for messages
-    // For each request child, the id of its <opened id=".."> (empty otherwise);
-    // only filled when `positional`.
-    std::vector<std::string> opened_ids;
+  bool parsed = false;      // a <results> document
+  bool positional = false;  // one reply element per request child
+  int ok_items = 0;         // non-error children
+  int rejected_items = 0;   // expected business rejections (see classify_reply)
+  int error_items = 0;      // any other <error>
+  std::string first_error;  // text of the first unexpected error, for messages
+  // For each request child, the id of its <opened id=".."> (empty otherwise);
+  // only filled when `positional`.
+  std::vector<std::string> opened_ids;
 };
 
 // Judges a reply to a request whose children were `kinds`.

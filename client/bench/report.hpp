@@ -1,45 +1,45 @@
 // Turning samples into numbers: the human summary (stdout), --json and --csv.
 #pragma once
 
-#include "bench/options.hpp"
-#include "bench/runner.hpp"
-#include "bench/stats.hpp"
-
 #include <cstdint>
 #include <fstream>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
+#include "bench/options.hpp"
+#include "bench/runner.hpp"
+#include "bench/stats.hpp"
+
 namespace exch::bench {
 
 struct SetupSummary {
-    bool ran = false;
-    std::uint64_t requests = 0;
-    std::uint64_t created = 0;
-    std::uint64_t already_existed = 0;
-    std::uint64_t errors = 0;
-    std::string first_error;
-    std::uint64_t seed_orders = 0;  // query workload: orders placed to have ids
-    double seconds = 0;
+  bool ran = false;
+  std::uint64_t requests = 0;
+  std::uint64_t created = 0;
+  std::uint64_t already_existed = 0;
+  std::uint64_t errors = 0;
+  std::string first_error;
+  std::uint64_t seed_orders = 0;  // query workload: orders placed to have ids
+  double seconds = 0;
 };
 
 struct RepSummary {
-    unsigned rep = 0;
-    std::uint64_t requests = 0;  // measured (warm-up excluded), any outcome
-    std::uint64_t warmup_requests = 0;
-    std::uint64_t ok = 0, rejected = 0, error_replies = 0, conn_errors = 0, dropped = 0;
-    std::uint64_t items = 0;  // items of served requests
-    std::uint64_t items_rejected = 0, items_error = 0;
-    double completion_s = 0;  // first measured intended start .. last measured reply
-    double throughput_rps = 0;        // served requests / completion
-    double throughput_items_ps = 0;   // items of served requests / completion
-    stats::Summary latency_ms;        // served, end (all replies) - intended
-    stats::Summary first_latency_ms;  // served, first reply - intended
-    std::uint64_t disagreements = 0;
-    std::uint64_t replica_failures = 0;
-    std::size_t sessions_opened = 0;
-    std::vector<std::string> error_examples;
+  unsigned rep = 0;
+  std::uint64_t requests = 0;  // measured (warm-up excluded), any outcome
+  std::uint64_t warmup_requests = 0;
+  std::uint64_t ok = 0, rejected = 0, error_replies = 0, conn_errors = 0, dropped = 0;
+  std::uint64_t items = 0;  // items of served requests
+  std::uint64_t items_rejected = 0, items_error = 0;
+  double completion_s = 0;          // first measured intended start .. last measured reply
+  double throughput_rps = 0;        // served requests / completion
+  double throughput_items_ps = 0;   // items of served requests / completion
+  stats::Summary latency_ms;        // served, end (all replies) - intended
+  stats::Summary first_latency_ms;  // served, first reply - intended
+  std::uint64_t disagreements = 0;
+  std::uint64_t replica_failures = 0;
+  std::size_t sessions_opened = 0;
+  std::vector<std::string> error_examples;
 };
 
 RepSummary summarize_rep(unsigned rep, const std::vector<Sample>& samples);
@@ -52,14 +52,14 @@ bool write_json(const std::string& path, const BenchOptions& o,
                 const std::vector<RepSummary>& reps, std::string& error);
 
 class CsvWriter {
-public:
-    bool open(const std::string& path, std::string& error);
-    void write(unsigned rep, const std::vector<Sample>& samples);
-    bool close(std::string& error);
+ public:
+  bool open(const std::string& path, std::string& error);
+  void write(unsigned rep, const std::vector<Sample>& samples);
+  bool close(std::string& error);
 
-private:
-    std::ofstream out_;
-    std::string path_;
+ private:
+  std::ofstream out_;
+  std::string path_;
 };
 
 }  // namespace exch::bench

@@ -31,31 +31,31 @@ double sample_stddev(const std::vector<double>& samples);
 double student_t_975(std::size_t df);
 
 struct MeanCI {
-    std::size_t n = 0;
-    double mean = 0;
-    double stddev = 0;
-    double half_width = 0;  // 0 when n < 2 (no interval)
-    double lower() const { return mean - half_width; }
-    double upper() const { return mean + half_width; }
+  std::size_t n = 0;
+  double mean = 0;
+  double stddev = 0;
+  double half_width = 0;  // 0 when n < 2 (no interval)
+  double lower() const { return mean - half_width; }
+  double upper() const { return mean + half_width; }
 };
 MeanCI mean_ci95(const std::vector<double>& samples);
 
 struct Jitter {
-    double mean = 0;
-    double stddev = 0;
-    double beyond_2sigma = 0;  // fractions in [0, 1]
-    double beyond_3sigma = 0;
-    double beyond_4sigma = 0;
+  double mean = 0;
+  double stddev = 0;
+  double beyond_2sigma = 0;  // fractions in [0, 1]
+  double beyond_3sigma = 0;
+  double beyond_4sigma = 0;
 };
 Jitter jitter(const std::vector<double>& samples);
 // Share of samples strictly greater than threshold.
 double share_above(const std::vector<double>& samples, double threshold);
 
 struct Summary {
-    std::size_t count = 0;
-    double min = 0, max = 0, mean = 0, stddev = 0;
-    double p50 = 0, p90 = 0, p95 = 0, p99 = 0, p999 = 0;
-    Jitter jitter;
+  std::size_t count = 0;
+  double min = 0, max = 0, mean = 0, stddev = 0;
+  double p50 = 0, p90 = 0, p95 = 0, p99 = 0, p999 = 0;
+  Jitter jitter;
 };
 // Sorts a copy; all zero for no samples.
 Summary summarize(std::vector<double> samples);

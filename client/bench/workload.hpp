@@ -2,10 +2,6 @@
 // of order ids learned from <opened id=".."> replies (for queries and cancels).
 #pragma once
 
-#include "bench/options.hpp"
-#include "bench/reply.hpp"
-#include "bench/rng.hpp"
-
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -13,77 +9,81 @@
 #include <string>
 #include <vector>
 
+#include "bench/options.hpp"
+#include "bench/reply.hpp"
+#include "bench/rng.hpp"
+
 namespace exch::bench {
 
 struct Child {
-    ChildKind kind = ChildKind::Order;
-    std::string sym, amount, limit;  // order
-    std::vector<std::string> ids;    // query/cancel: the order id on each target
+  ChildKind kind = ChildKind::Order;
+  std::string sym, amount, limit;  // order
+  std::vector<std::string> ids;    // query/cancel: the order id on each target
 };
 
 struct Request {
-    bool transactions = false;
-    std::size_t account_index = 0;  // transactions: index into the trading accounts
-    std::string account;            // transactions: account id
-    std::vector<Child> children;    // transactions
-    std::string create_xml;         // create: the same document for every target
-    std::vector<ChildKind> create_kinds;
+  bool transactions = false;
+  std::size_t account_index = 0;  // transactions: index into the trading accounts
+  std::string account;            // transactions: account id
+  std::vector<Child> children;    // transactions
+  std::string create_xml;         // create: the same document for every target
+  std::vector<ChildKind> create_kinds;
 
-    // Number of items: orders/queries/cancels, or created accounts + positions.
-    std::size_t items() const;
-    std::vector<ChildKind> kinds() const;
-    // The XML document for target t (ids of queries/cancels differ per target).
-    std::string render(std::size_t target) const;
+  // Number of items: orders/queries/cancels, or created accounts + positions.
+  std::size_t items() const;
+  std::vector<ChildKind> kinds() const;
+  // The XML document for target t (ids of queries/cancels differ per target).
+  std::string render(std::size_t target) const;
 };
 
 // Order ids per trading account, one id per target (replicas give different ids).
 class IdPool {
-public:
-    IdPool(std::size_t accounts, std::size_t per_account_cap = 512);
-    void add(std::size_t account, std::vector<std::string> ids_per_target);
-    // A random id of that account; `take` removes it (cancels). False if none.
-    bool pick(std::size_t account, Rng& rng, bool take, std::vector<std::string>& out);
-    // A random account that has ids (false if the pool is empty).
-    bool any_account(Rng& rng, std::size_t& account);
-    std::size_t size() const;
+ public:
+  IdPool(std::size_t accounts, std::size_t per_account_cap = 512);
+  void add(std::size_t account, std::vector<std::string> ids_per_target);
+  // A random id of that account; `take` removes it (cancels). False if none.
+  bool pick(std::size_t account, Rng& rng, bool take, std::vector<std::string>& out);
+  // A random account that has ids (false if the pool is empty).
+  bool any_account(Rng& rng, std::size_t& account);
+  std::size_t size() const;
 
-private:
-    mutable std::mutex mutex_;
-    std::size_t cap_;
-    std::vector<std::vector<std::vector<std::string>>> ids_;
-    std::vector<std::size_t> with_ids_;  // accounts that have at least one id
-    std::size_t total_ = 0;
+ private:
+  mutable std::mutex mutex_;
+  std::size_t cap_;
+  std::vector<std::vector<std::vector<std::string>>> ids_;
+  std::vector<std::size_t> with_ids_;  // accounts that have at least one id
+  std::size_t total_ = 0;
 };
 
 class Workload {
-public:
-    Workload(const BenchOptions& options);
+ public:
+  Workload(const BenchOptions& options);
 
-    // Thread-safe; randomness comes only from `rng` (and the shared id pool).
-    Request next(Rng& rng);
-    // Learns order ids from the replies of every target (verdicts[t] for target t).
-    void learn(const Request& request, const std::vector<const ReplyVerdict*>& verdicts);
+  // Thread-safe; randomness comes only from `rng` (and the shared id pool).
+  Request next(Rng& rng);
+  // Learns order ids from the replies of every target (verdicts[t] for target t).
+  void learn(const Request& request, const std::vector<const ReplyVerdict*>& verdicts);
 
-    // Setup: <create> requests for the trading accounts and every symbol.
-    std::vector<Request> setup_requests() const;
-    // For the query workload: one batch of orders per account, so there is
-    // something to query.
-    std::vector<Request> seed_order_requests(Rng& rng) const;
+  // Setup: <create> requests for the trading accounts and every symbol.
+  std::vector<Request> setup_requests() const;
+  // For the query workload: one batch of orders per account, so there is
+  // something to query.
+  std::vector<Request> seed_order_requests(Rng& rng) const;
 
-    std::string account_id(std::size_t i) const;
-    std::string symbol(std::size_t i) const;
-    std::size_t id_pool_size() const { return pool_.size(); }
+  std::string account_id(std::size_t i) const;
+  std::string symbol(std::size_t i) const;
+  std::size_t id_pool_size() const { return pool_.size(); }
 
-private:
-    Request make_order_request(Rng& rng, std::size_t account) const;
-    Child random_order(Rng& rng) const;
-    Request make_create(Rng& rng);
-    Request make_mixed(Rng& rng);
-    Request make_query(Rng& rng);
+ private:
+  Request make_order_request(Rng& rng, std::size_t account) const;
+  Child random_order(Rng& rng) const;
+  Request make_create(Rng& rng);
+  Request make_mixed(Rng& rng);
+  Request make_query(Rng& rng);
 
-    const BenchOptions& o_;
-    IdPool pool_;
-    std::atomic<std::uint64_t> next_new_account_{1};
+  const BenchOptions& o_;
+  IdPool pool_;
+  std::atomic<std::uint64_t> next_new_account_{1};
 };
 
 std::string format_price(std::int64_t scaled, unsigned decimals);

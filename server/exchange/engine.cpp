@@ -109,11 +109,10 @@ const Order* Engine::find_own_order(const std::string& account, OrderId id) cons
   return &it->second;
 }
 
-std::string Engine::cancel(const std::string& account, OrderId id, std::int64_t now,
-                           Effects& fx, OrderStatus& status) {
+std::string Engine::cancel(const std::string& account, OrderId id, std::int64_t now, Effects& fx,
+                           OrderStatus& status) {
   auto it = orders_.find(id);
-  if (it == orders_.end() || it->second.account != account)
-    return "No such order for this account";
+  if (it == orders_.end() || it->second.account != account) return "No such order for this account";
   Order& order = it->second;
   if (!order.is_open()) return "Order has nothing open to cancel";
 
@@ -161,8 +160,8 @@ void Engine::record_position(const std::string& account, const std::string& symb
 }
 
 void Engine::record(const Order& order, Effects& fx) {
-  fx.orders.push_back({order.id, order.account, order.symbol, order.amount, order.limit,
-                       order.open, order.created_at, order.canceled_at});
+  fx.orders.push_back({order.id, order.account, order.symbol, order.amount, order.limit, order.open,
+                       order.created_at, order.canceled_at});
 }
 
 void Engine::load_symbol(const std::string& symbol) { books_.try_emplace(symbol); }

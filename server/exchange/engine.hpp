@@ -74,8 +74,8 @@ class Engine {
   void execute(Order& buy, Order& sell, Decimal shares, Decimal price, std::int64_t now,
                Effects& fx);
   void record(const Account& acct, const std::string& id, Effects& fx) const;
-  void record_position(const std::string& account, const std::string& symbol,
-                       const Position& pos, Effects& fx) const;
+  void record_position(const std::string& account, const std::string& symbol, const Position& pos,
+                       Effects& fx) const;
   static void record(const Order& order, Effects& fx);
 
   std::unordered_map<std::string, Account> accounts_;

@@ -24,7 +24,7 @@ struct Order {
   std::string symbol;
   Decimal amount;  // as placed: positive buys, negative sells
   Decimal limit;
-  Decimal open;    // unfilled remainder; once canceled, the canceled remainder
+  Decimal open;  // unfilled remainder; once canceled, the canceled remainder
   std::int64_t created_at = 0;
   std::optional<std::int64_t> canceled_at;
   std::vector<Fill> fills;  // oldest first

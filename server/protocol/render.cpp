@@ -7,14 +7,29 @@ namespace {
 void append_escaped(std::string& out, std::string_view text) {
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\n': out += "&#10;"; break;
-      case '\r': out += "&#13;"; break;
-      case '\t': out += "&#9;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      case '\t':
+        out += "&#9;";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -37,8 +52,8 @@ void append_fills(std::string& out, const exchange::OrderStatus& s) {
            std::to_string(s.canceled_at) + "\"/>\n";
   }
   for (const exchange::Fill& f : s.fills) {
-    out += "    <executed shares=\"" + f.shares.to_string() + "\" price=\"" +
-           f.price.to_string() + "\" time=\"" + std::to_string(f.time) + "\"/>\n";
+    out += "    <executed shares=\"" + f.shares.to_string() + "\" price=\"" + f.price.to_string() +
+           "\" time=\"" + std::to_string(f.time) + "\"/>\n";
   }
 }
 

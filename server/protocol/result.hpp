@@ -12,8 +12,8 @@ struct ResultItem {
   enum class Kind { Created, Opened, Status, Canceled, Error };
   Kind kind = Kind::Error;
   Attributes attrs;
-  std::string message;            // Error
-  exchange::OrderStatus status;   // Status, Canceled
+  std::string message;           // Error
+  exchange::OrderStatus status;  // Status, Canceled
 };
 
 struct Result {

@@ -33,7 +33,7 @@ inline std::string forbidden_xml_char(std::string_view s) {
       std::size_t digits = 0;
       for (; j < s.size() && s[j] != ';' && digits < 12; ++j, ++digits) {
         char d = s[j];
-        int v = d >= '0' && d <= '9'   ? d - '0'
+        int v = d >= '0' && d <= '9'          ? d - '0'
                 : hex && d >= 'a' && d <= 'f' ? d - 'a' + 10
                 : hex && d >= 'A' && d <= 'F' ? d - 'A' + 10
                                               : -1;

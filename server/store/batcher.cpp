@@ -9,7 +9,9 @@ Batcher::Batcher(WriteFn write, RecoverFn recover)
 
 Batcher::~Batcher() { stop(); }
 
-void Batcher::start() { writer_ = std::thread([this] { run(); }); }
+void Batcher::start() {
+  writer_ = std::thread([this] { run(); });
+}
 
 void Batcher::stop() {
   {

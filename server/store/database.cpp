@@ -1,8 +1,8 @@
 #include "store/database.hpp"
 
-#include <pqxx/pqxx>
-
 #include <stdexcept>
+
+#include <pqxx/pqxx>
 
 namespace store {
 namespace {
@@ -111,16 +111,16 @@ void Database::load(exchange::Engine& engine) {
     engine.load_position({row[0].c_str(), row[1].c_str(), decimal(row[2]), decimal(row[3])});
   // Closed orders stay in the database (OrderArchive answers queries about them); only open
   // ones, and their fills, come back into memory.
-  for (const auto& row : tx.exec(
-           "SELECT id, account_id, symbol, amount, limit_price, open_amount, created_at, "
-           "canceled_at FROM orders WHERE canceled_at IS NULL AND open_amount > 0 ORDER BY id"))
-    engine.load_order({row[0].as<std::int64_t>(), row[1].c_str(), row[2].c_str(),
-                       decimal(row[3]), decimal(row[4]), decimal(row[5]),
-                       row[6].as<std::int64_t>(), optional_int(row[7])});
-  for (const auto& row : tx.exec(
-           "SELECT DISTINCT e.id, e.buy_order, e.sell_order, e.shares, e.price, e.executed_at "
-           "FROM orders o JOIN executions e ON e.buy_order = o.id OR e.sell_order = o.id "
-           "WHERE o.canceled_at IS NULL AND o.open_amount > 0 ORDER BY e.id"))
+  for (const auto& row :
+       tx.exec("SELECT id, account_id, symbol, amount, limit_price, open_amount, created_at, "
+               "canceled_at FROM orders WHERE canceled_at IS NULL AND open_amount > 0 ORDER BY id"))
+    engine.load_order({row[0].as<std::int64_t>(), row[1].c_str(), row[2].c_str(), decimal(row[3]),
+                       decimal(row[4]), decimal(row[5]), row[6].as<std::int64_t>(),
+                       optional_int(row[7])});
+  for (const auto& row :
+       tx.exec("SELECT DISTINCT e.id, e.buy_order, e.sell_order, e.shares, e.price, e.executed_at "
+               "FROM orders o JOIN executions e ON e.buy_order = o.id OR e.sell_order = o.id "
+               "WHERE o.canceled_at IS NULL AND o.open_amount > 0 ORDER BY e.id"))
     engine.load_execution({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(),
                            row[2].as<std::int64_t>(), decimal(row[3]), decimal(row[4]),
                            row[5].as<std::int64_t>()});
@@ -133,11 +133,10 @@ void Database::load(exchange::Engine& engine) {
 }
 
 std::optional<exchange::OrderStatus> Database::find_order(const std::string& account,
-                                                         exchange::OrderId id) {
+                                                          exchange::OrderId id) {
   pqxx::read_transaction tx(*conn_);
   auto order = tx.exec_params(
-      "SELECT open_amount, canceled_at FROM orders WHERE id = $1 AND account_id = $2", id,
-      account);
+      "SELECT open_amount, canceled_at FROM orders WHERE id = $1 AND account_id = $2", id, account);
   if (order.empty()) return std::nullopt;
   exchange::OrderStatus status;
   status.id = id;
@@ -148,10 +147,9 @@ std::optional<exchange::OrderStatus> Database::find_order(const std::string& acc
     status.canceled_shares = open;
     status.canceled_at = order[0][1].as<std::int64_t>();
   }
-  for (const auto& row : tx.exec_params(
-           "SELECT shares, price, executed_at FROM executions "
-           "WHERE buy_order = $1 OR sell_order = $1 ORDER BY id",
-           id))
+  for (const auto& row : tx.exec_params("SELECT shares, price, executed_at FROM executions "
+                                        "WHERE buy_order = $1 OR sell_order = $1 ORDER BY id",
+                                        id))
     status.fills.push_back({decimal(row[0]), decimal(row[1]), row[2].as<std::int64_t>()});
   return status;
 }
@@ -202,12 +200,12 @@ void Database::write(const Batch& batch) {
 
   // A single statement outside BEGIN/COMMIT is its own transaction: one round trip per batch.
   pqxx::nontransaction tx(*conn_);
-  tx.exec_prepared(
-      "write_batch", sym.done(), acc_id.done(), acc_balance.done(), acc_deposited.done(),
-      pos_account.done(), pos_symbol.done(), pos_amount.done(), pos_granted.done(), o_id.done(),
-      o_account.done(), o_symbol.done(), o_amount.done(), o_limit.done(), o_open.done(),
-      o_created.done(), o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(),
-      e_shares.done(), e_price.done(), e_time.done());
+  tx.exec_prepared("write_batch", sym.done(), acc_id.done(), acc_balance.done(),
+                   acc_deposited.done(), pos_account.done(), pos_symbol.done(), pos_amount.done(),
+                   pos_granted.done(), o_id.done(), o_account.done(), o_symbol.done(),
+                   o_amount.done(), o_limit.done(), o_open.done(), o_created.done(),
+                   o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(), e_shares.done(),
+                   e_price.done(), e_time.done());
 }
 
 }  // namespace store

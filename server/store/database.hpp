@@ -10,7 +10,6 @@
 #include "exchange/engine.hpp"
 #include "store/batch.hpp"
 
-
 namespace store {
 
 class Database {
@@ -30,8 +29,7 @@ class Database {
   // Prepares the batch write; call once the schema exists.
   void prepare_writes();
   // One stored order's status if it belongs to `account`.
-  std::optional<exchange::OrderStatus> find_order(const std::string& account,
-                                                  exchange::OrderId id);
+  std::optional<exchange::OrderStatus> find_order(const std::string& account, exchange::OrderId id);
   // Writes a batch in one statement, hence one transaction and one round trip. Throws on
   // failure, in which case nothing of the batch is stored.
   void write(const Batch& batch);

@@ -1,14 +1,5 @@
 // Client internals: framing, sessions against in-process fake servers, reply
 // judging, replica vote normalisation and workloads.
-#include "bench/options.hpp"
-#include "bench/replicas.hpp"
-#include "bench/reply.hpp"
-#include "bench/workload.hpp"
-#include "net/connection.hpp"
-#include "net/framing.hpp"
-
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -20,52 +11,61 @@
 #include <string>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
+#include "bench/options.hpp"
+#include "bench/replicas.hpp"
+#include "bench/reply.hpp"
+#include "bench/workload.hpp"
+#include "net/connection.hpp"
+#include "net/framing.hpp"
+
 using namespace exch;
 using namespace exch::bench;
 
 // ---------------------------------------------------------------- framing
 
 TEST_CASE("requests get a length line", "[framing]") {
-    CHECK(net::frame_request("<a/>") == "4\n<a/>");
-    CHECK(net::frame_request("") == "0\n");
+  CHECK(net::frame_request("<a/>") == "4\n<a/>");
+  CHECK(net::frame_request("") == "0\n");
 }
 
 TEST_CASE("an existing length line is stripped only when it is one", "[framing]") {
-    CHECK(net::strip_length_line("173\n<?xml version=\"1.0\"?><create/>") ==
-          "<?xml version=\"1.0\"?><create/>");
-    CHECK(net::strip_length_line("12\r\n<x/>") == "<x/>");
-    CHECK(net::strip_length_line("<x/>") == "<x/>");
-    CHECK(net::strip_length_line("12\nabc") == "12\nabc");
-    CHECK(net::strip_length_line("12 \n<x/>") == "12 \n<x/>");
-    CHECK(net::strip_length_line("\n<x/>") == "\n<x/>");
-    CHECK(net::strip_length_line("12\n") == "12\n");
+  CHECK(net::strip_length_line("173\n<?xml version=\"1.0\"?><create/>") ==
+        "<?xml version=\"1.0\"?><create/>");
+  CHECK(net::strip_length_line("12\r\n<x/>") == "<x/>");
+  CHECK(net::strip_length_line("<x/>") == "<x/>");
+  CHECK(net::strip_length_line("12\nabc") == "12\nabc");
+  CHECK(net::strip_length_line("12 \n<x/>") == "12 \n<x/>");
+  CHECK(net::strip_length_line("\n<x/>") == "\n<x/>");
+  CHECK(net::strip_length_line("12\n") == "12\n");
 }
 
 TEST_CASE("length lines parse strictly", "[framing]") {
-    CHECK(net::parse_length_line("12") == std::optional<std::size_t>(12));
-    CHECK(net::parse_length_line("12\r") == std::optional<std::size_t>(12));
-    CHECK(net::parse_length_line("0") == std::optional<std::size_t>(0));
-    CHECK_FALSE(net::parse_length_line(""));
-    CHECK_FALSE(net::parse_length_line("1a"));
-    CHECK_FALSE(net::parse_length_line("-1"));
-    CHECK_FALSE(net::parse_length_line("EXCHANGE-SESSION 1 OK"));
-    CHECK_FALSE(net::parse_length_line("1234567890123456789"));
+  CHECK(net::parse_length_line("12") == std::optional<std::size_t>(12));
+  CHECK(net::parse_length_line("12\r") == std::optional<std::size_t>(12));
+  CHECK(net::parse_length_line("0") == std::optional<std::size_t>(0));
+  CHECK_FALSE(net::parse_length_line(""));
+  CHECK_FALSE(net::parse_length_line("1a"));
+  CHECK_FALSE(net::parse_length_line("-1"));
+  CHECK_FALSE(net::parse_length_line("EXCHANGE-SESSION 1 OK"));
+  CHECK_FALSE(net::parse_length_line("1234567890123456789"));
 }
 
 TEST_CASE("host:port splitting", "[framing]") {
-    std::string h;
-    std::uint16_t p = 0;
-    net::split_host_port("db1:5000", 12345, h, p);
-    CHECK(h == "db1");
-    CHECK(p == 5000);
-    net::split_host_port("db2", 12345, h, p);
-    CHECK(h == "db2");
-    CHECK(p == 12345);
-    net::split_host_port("[::1]:7", 12345, h, p);
-    CHECK(h == "::1");
-    CHECK(p == 7);
-    CHECK_THROWS(net::split_host_port("x:99999", 1, h, p));
-    CHECK_THROWS(net::split_host_port(":80", 1, h, p));
+  std::string h;
+  std::uint16_t p = 0;
+  net::split_host_port("db1:5000", 12345, h, p);
+  CHECK(h == "db1");
+  CHECK(p == 5000);
+  net::split_host_port("db2", 12345, h, p);
+  CHECK(h == "db2");
+  CHECK(p == 12345);
+  net::split_host_port("[::1]:7", 12345, h, p);
+  CHECK(h == "::1");
+  CHECK(p == 7);
+  CHECK_THROWS(net::split_host_port("x:99999", 1, h, p));
+  CHECK_THROWS(net::split_host_port(":80", 1, h, p));
 }
 
 // ---------------------------------------------------------------- sessions
@@ -75,460 +75,459 @@ namespace {
 // Accepts `connections` connections on 127.0.0.1, one after the other, and runs
 // `serve(fd, i)` for each in a thread.
 class OneShotServer {
-public:
-    explicit OneShotServer(std::function<void(int)> serve)
-        : OneShotServer([serve](int fd, int) { serve(fd); }, 1) {}
-    OneShotServer(std::function<void(int, int)> serve, int connections) {
-        listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a.sin_port = 0;
-        REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-        REQUIRE(::listen(listen_fd_, 4) == 0);
-        socklen_t len = sizeof a;
-        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-        port_ = ntohs(a.sin_port);
-        thread_ = std::thread([this, serve, connections] {
-            for (int i = 0; i < connections; ++i) {
-                int fd = ::accept(listen_fd_, nullptr, nullptr);
-                if (fd < 0) return;
-                serve(fd, i);
-                ::close(fd);
-            }
-        });
-    }
-    ~OneShotServer() {
-        ::shutdown(listen_fd_, SHUT_RDWR);
-        ::close(listen_fd_);
-        thread_.join();
-    }
-    std::uint16_t port() const { return port_; }
+ public:
+  explicit OneShotServer(std::function<void(int)> serve)
+      : OneShotServer([serve](int fd, int) { serve(fd); }, 1) {}
+  OneShotServer(std::function<void(int, int)> serve, int connections) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(listen_fd_, 4) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this, serve, connections] {
+      for (int i = 0; i < connections; ++i) {
+        int fd = ::accept(listen_fd_, nullptr, nullptr);
+        if (fd < 0) return;
+        serve(fd, i);
+        ::close(fd);
+      }
+    });
+  }
+  ~OneShotServer() {
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    ::close(listen_fd_);
+    thread_.join();
+  }
+  std::uint16_t port() const { return port_; }
 
-private:
-    int listen_fd_ = -1;
-    std::uint16_t port_ = 0;
-    std::thread thread_;
+ private:
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
 };
 
 std::string read_line(int fd) {
-    std::string line;
-    char c;
-    while (::read(fd, &c, 1) == 1 && c != '\n') line += c;
-    return line;
+  std::string line;
+  char c;
+  while (::read(fd, &c, 1) == 1 && c != '\n') line += c;
+  return line;
 }
 
 std::string read_n(int fd, std::size_t n) {
-    std::string s(n, '\0');
-    std::size_t got = 0;
-    while (got < n) {
-        ssize_t r = ::read(fd, &s[got], n - got);
-        if (r <= 0) break;
-        got += static_cast<std::size_t>(r);
-    }
-    s.resize(got);
-    return s;
+  std::string s(n, '\0');
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::read(fd, &s[got], n - got);
+    if (r <= 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  s.resize(got);
+  return s;
 }
 
 // Runs on the fake server's thread: no Catch assertions here (not thread-safe);
 // a short write shows up as a failure on the client side.
 void write_str(int fd, const std::string& s) {
-    std::size_t done = 0;
-    while (done < s.size()) {
-        ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-        if (n <= 0) return;
-        done += static_cast<std::size_t>(n);
-    }
+  std::size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
 }
 
 net::Timeouts short_timeouts() {
-    net::Timeouts t;
-    t.connect = std::chrono::milliseconds(1000);
-    t.read = std::chrono::milliseconds(300);
-    return t;
+  net::Timeouts t;
+  t.connect = std::chrono::milliseconds(1000);
+  t.read = std::chrono::milliseconds(300);
+  return t;
 }
 
 }  // namespace
 
 TEST_CASE("one request per connection: reply read until EOF", "[net]") {
-    std::string seen;
-    {
-        OneShotServer server([&](int fd) {
-            std::string line = read_line(fd);
-            seen = read_n(fd, std::stoul(line));
-            write_str(fd, "<?xml version=\"1.0\"?><results/>");
-        });
-        auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
-        CHECK(net::request_once(ep, "<create/>", short_timeouts()) ==
-              "<?xml version=\"1.0\"?><results/>");
-    }
-    CHECK(seen == "<create/>");
+  std::string seen;
+  {
+    OneShotServer server([&](int fd) {
+      std::string line = read_line(fd);
+      seen = read_n(fd, std::stoul(line));
+      write_str(fd, "<?xml version=\"1.0\"?><results/>");
+    });
+    auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
+    CHECK(net::request_once(ep, "<create/>", short_timeouts()) ==
+          "<?xml version=\"1.0\"?><results/>");
+  }
+  CHECK(seen == "<create/>");
 }
 
 TEST_CASE("persistent session: hello, then framed requests and replies", "[net]") {
-    std::string hello, first, second;
-    OneShotServer server([&](int fd) {
-        hello = read_line(fd);
-        write_str(fd, "EXCHANGE-SESSION 1 OK\n");
-        first = read_n(fd, std::stoul(read_line(fd)));
-        write_str(fd, "9\n<results>");  // a reply of 9 bytes ...
-        write_str(fd, "10\n</results>");  // ... and the next one
-        second = read_n(fd, std::stoul(read_line(fd)));
-        write_str(fd, "10\n<results/>");
-        read_line(fd);  // until the client closes
-    });
-    auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
-    auto session = net::Session::open(ep, short_timeouts());
-    CHECK(session->request("<a/>") == "<results>");
-    CHECK(session->request("<bb/>") == "</results>");
-    CHECK(session->request("<ccc/>") == "<results/>");
-    CHECK(hello == "EXCHANGE-SESSION 1");
-    CHECK(first == "<a/>");
-    CHECK(second == "<bb/>");
-    session.reset();
+  std::string hello, first, second;
+  OneShotServer server([&](int fd) {
+    hello = read_line(fd);
+    write_str(fd, "EXCHANGE-SESSION 1 OK\n");
+    first = read_n(fd, std::stoul(read_line(fd)));
+    write_str(fd, "9\n<results>");    // a reply of 9 bytes ...
+    write_str(fd, "10\n</results>");  // ... and the next one
+    second = read_n(fd, std::stoul(read_line(fd)));
+    write_str(fd, "10\n<results/>");
+    read_line(fd);  // until the client closes
+  });
+  auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
+  auto session = net::Session::open(ep, short_timeouts());
+  CHECK(session->request("<a/>") == "<results>");
+  CHECK(session->request("<bb/>") == "</results>");
+  CHECK(session->request("<ccc/>") == "<results/>");
+  CHECK(hello == "EXCHANGE-SESSION 1");
+  CHECK(first == "<a/>");
+  CHECK(second == "<bb/>");
+  session.reset();
 }
 
 TEST_CASE("an old server fails the session hello fast and clearly", "[net]") {
-    OneShotServer server([&](int fd) {
-        read_line(fd);  // "EXCHANGE-SESSION 1" is not a length
-        write_str(fd,
-                  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results><error>bad length "
-                  "line</error></results>\n");
-    });
-    auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
-    auto t0 = std::chrono::steady_clock::now();
-    try {
-        net::Session::open(ep, short_timeouts());
-        FAIL("session opened against an old server");
-    } catch (const net::SessionUnsupported& e) {
-        std::string what = e.what();
-        CHECK(what.find("server does not support persistent sessions (it answered: <?xml") == 0);
-        CHECK(what.find("bad length line") != std::string::npos);
-    }
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+  OneShotServer server([&](int fd) {
+    read_line(fd);  // "EXCHANGE-SESSION 1" is not a length
+    write_str(fd,
+              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results><error>bad length "
+              "line</error></results>\n");
+  });
+  auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    net::Session::open(ep, short_timeouts());
+    FAIL("session opened against an old server");
+  } catch (const net::SessionUnsupported& e) {
+    std::string what = e.what();
+    CHECK(what.find("server does not support persistent sessions (it answered: <?xml") == 0);
+    CHECK(what.find("bad length line") != std::string::npos);
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
 }
 
 TEST_CASE("a silent server times out instead of hanging", "[net]") {
-    OneShotServer server([&](int fd) {
-        read_line(fd);
-        std::this_thread::sleep_for(std::chrono::milliseconds(800));
-    });
-    auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
-    auto t0 = std::chrono::steady_clock::now();
-    CHECK_THROWS_AS(net::request_once(ep, "<create/>", short_timeouts()), net::NetError);
-    auto took = std::chrono::steady_clock::now() - t0;
-    CHECK(took >= std::chrono::milliseconds(250));
-    CHECK(took < std::chrono::milliseconds(700));
+  OneShotServer server([&](int fd) {
+    read_line(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  });
+  auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(net::request_once(ep, "<create/>", short_timeouts()), net::NetError);
+  auto took = std::chrono::steady_clock::now() - t0;
+  CHECK(took >= std::chrono::milliseconds(250));
+  CHECK(took < std::chrono::milliseconds(700));
 }
 
 TEST_CASE("a session reply with a bad length line is an error", "[net]") {
-    OneShotServer server([&](int fd) {
-        read_line(fd);
-        write_str(fd, "EXCHANGE-SESSION 1 OK\n");
-        read_n(fd, std::stoul(read_line(fd)));
-        write_str(fd, "<results/>\n");
-    });
-    auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
-    auto session = net::Session::open(ep, short_timeouts());
-    CHECK_THROWS_WITH(session->request("<a/>"), Catch::Contains("bad reply length line"));
-    CHECK_FALSE(session->usable());
+  OneShotServer server([&](int fd) {
+    read_line(fd);
+    write_str(fd, "EXCHANGE-SESSION 1 OK\n");
+    read_n(fd, std::stoul(read_line(fd)));
+    write_str(fd, "<results/>\n");
+  });
+  auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
+  auto session = net::Session::open(ep, short_timeouts());
+  CHECK_THROWS_WITH(session->request("<a/>"), Catch::Contains("bad reply length line"));
+  CHECK_FALSE(session->usable());
 }
 
 TEST_CASE("a session the server closed while idle is not reused", "[net]") {
-    std::string served_on_second;
-    OneShotServer server(
-        [&](int fd, int i) {
-            read_line(fd);
-            write_str(fd, "EXCHANGE-SESSION 1 OK\n");
-            if (i == 0) return;  // closes: like an idle timeout
-            served_on_second = read_n(fd, std::stoul(read_line(fd)));
-            write_str(fd, "10\n<results/>");
-            read_line(fd);
-        },
-        2);
-    auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
-    net::SessionPool pool(ep, short_timeouts());
-    pool.release(pool.acquire());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto session = pool.acquire();  // the idle one is stale: a new one is opened
-    CHECK(pool.opened() == 2);
-    CHECK(session->request("<a/>") == "<results/>");
-    CHECK(served_on_second == "<a/>");
-    session.reset();
+  std::string served_on_second;
+  OneShotServer server(
+      [&](int fd, int i) {
+        read_line(fd);
+        write_str(fd, "EXCHANGE-SESSION 1 OK\n");
+        if (i == 0) return;  // closes: like an idle timeout
+        served_on_second = read_n(fd, std::stoul(read_line(fd)));
+        write_str(fd, "10\n<results/>");
+        read_line(fd);
+      },
+      2);
+  auto ep = net::Endpoint::resolve("127.0.0.1", server.port());
+  net::SessionPool pool(ep, short_timeouts());
+  pool.release(pool.acquire());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto session = pool.acquire();  // the idle one is stale: a new one is opened
+  CHECK(pool.opened() == 2);
+  CHECK(session->request("<a/>") == "<results/>");
+  CHECK(served_on_second == "<a/>");
+  session.reset();
 }
 
 TEST_CASE("connection refused is a NetError", "[net]") {
-    std::uint16_t port;
-    {
-        OneShotServer server([](int) {});
-        port = server.port();
-        net::Connection c = net::Connection::open(net::Endpoint::resolve("127.0.0.1", port),
-                                                  std::chrono::milliseconds(500));
-    }
-    auto ep = net::Endpoint::resolve("127.0.0.1", port);
-    CHECK_THROWS_WITH(net::request_once(ep, "<a/>", short_timeouts()),
-                      Catch::Contains("cannot connect"));
+  std::uint16_t port;
+  {
+    OneShotServer server([](int) {});
+    port = server.port();
+    net::Connection c = net::Connection::open(net::Endpoint::resolve("127.0.0.1", port),
+                                              std::chrono::milliseconds(500));
+  }
+  auto ep = net::Endpoint::resolve("127.0.0.1", port);
+  CHECK_THROWS_WITH(net::request_once(ep, "<a/>", short_timeouts()),
+                    Catch::Contains("cannot connect"));
 }
 
 // ---------------------------------------------------------------- replies
 
 TEST_CASE("tiny XML reader", "[reply]") {
-    auto n = parse_xml(
-        "<?xml version=\"1.0\"?>\n<!-- c -->\n<results>\n <error id='1'>a &amp; b</error>\n"
-        " <status id=\"2\"><open shares=\"5\"/></status>\n</results>\n");
-    REQUIRE(n);
-    CHECK(n->name == "results");
-    REQUIRE(n->children.size() == 2);
-    CHECK(*n->children[0].attr("id") == "1");
-    CHECK(n->children[0].text == "a & b");
-    CHECK(n->children[1].children[0].name == "open");
-    CHECK_FALSE(parse_xml("<results><a></b></results>"));
-    CHECK_FALSE(parse_xml("<results>"));
-    CHECK_FALSE(parse_xml("<results/><x/>"));
+  auto n = parse_xml(
+      "<?xml version=\"1.0\"?>\n<!-- c -->\n<results>\n <error id='1'>a &amp; b</error>\n"
+      " <status id=\"2\"><open shares=\"5\"/></status>\n</results>\n");
+  REQUIRE(n);
+  CHECK(n->name == "results");
+  REQUIRE(n->children.size() == 2);
+  CHECK(*n->children[0].attr("id") == "1");
+  CHECK(n->children[0].text == "a & b");
+  CHECK(n->children[1].children[0].name == "open");
+  CHECK_FALSE(parse_xml("<results><a></b></results>"));
+  CHECK_FALSE(parse_xml("<results>"));
+  CHECK_FALSE(parse_xml("<results/><x/>"));
 }
 
 TEST_CASE("replies are judged positionally", "[reply]") {
-    const std::vector<std::string> words{"insufficient"};
-    std::vector<ChildKind> kinds{ChildKind::Order, ChildKind::Order, ChildKind::Query,
-                                 ChildKind::Cancel};
-    auto v = classify_reply(
-        "<results><opened sym=\"A\" amount=\"1\" limit=\"2\" id=\"77\"/>"
-        "<error sym=\"A\" amount=\"1\" limit=\"2\">Insufficient funds</error>"
-        "<status id=\"5\"><open shares=\"1\"/></status>"
-        "<error id=\"6\">nothing open</error></results>",
-        kinds, words);
-    CHECK(v.parsed);
-    CHECK(v.positional);
-    CHECK(v.ok_items == 2);
-    CHECK(v.rejected_items == 2);  // insufficient funds + cancel of a closed order
-    CHECK(v.error_items == 0);
-    REQUIRE(v.opened_ids.size() == 4);
-    CHECK(v.opened_ids[0] == "77");
-    CHECK(v.opened_ids[1].empty());
+  const std::vector<std::string> words{"insufficient"};
+  std::vector<ChildKind> kinds{ChildKind::Order, ChildKind::Order, ChildKind::Query,
+                               ChildKind::Cancel};
+  auto v = classify_reply(
+      "<results><opened sym=\"A\" amount=\"1\" limit=\"2\" id=\"77\"/>"
+      "<error sym=\"A\" amount=\"1\" limit=\"2\">Insufficient funds</error>"
+      "<status id=\"5\"><open shares=\"1\"/></status>"
+      "<error id=\"6\">nothing open</error></results>",
+      kinds, words);
+  CHECK(v.parsed);
+  CHECK(v.positional);
+  CHECK(v.ok_items == 2);
+  CHECK(v.rejected_items == 2);  // insufficient funds + cancel of a closed order
+  CHECK(v.error_items == 0);
+  REQUIRE(v.opened_ids.size() == 4);
+  CHECK(v.opened_ids[0] == "77");
+  CHECK(v.opened_ids[1].empty());
 
-    auto q = classify_reply("<results><error id=\"5\">not yours</error></results>",
-                            {ChildKind::Query}, words);
-    CHECK(q.error_items == 1);
-    CHECK(q.first_error == "not yours");
+  auto q = classify_reply("<results><error id=\"5\">not yours</error></results>",
+                          {ChildKind::Query}, words);
+  CHECK(q.error_items == 1);
+  CHECK(q.first_error == "not yours");
 
-    auto bad = classify_reply("<?xml version=\"1.0\"?><result/>", {ChildKind::Order}, words);
-    CHECK_FALSE(bad.parsed);
-    CHECK(bad.error_items == 1);
+  auto bad = classify_reply("<?xml version=\"1.0\"?><result/>", {ChildKind::Order}, words);
+  CHECK_FALSE(bad.parsed);
+  CHECK(bad.error_items == 1);
 
-    auto other = classify_reply("<results><error>Unknown symbol</error></results>",
-                                {ChildKind::Order}, words);
-    CHECK(other.error_items == 1);
-    CHECK(other.rejected_items == 0);
+  auto other =
+      classify_reply("<results><error>Unknown symbol</error></results>", {ChildKind::Order}, words);
+  CHECK(other.error_items == 1);
+  CHECK(other.rejected_items == 0);
 }
 
 TEST_CASE("replica normalisation ignores server-made ids and times only", "[replicas]") {
-    std::vector<ChildKind> kinds{ChildKind::Order, ChildKind::Query};
-    std::string a =
-        "<?xml version=\"1.0\"?>\n<results>\n  <opened sym=\"X\" amount=\"5\" limit=\"1\" "
-        "id=\"10\"/>\n  <status id=\"3\"><executed shares=\"1\" price=\"2\" "
-        "time=\"1700000000\"/></status>\n</results>\n";
-    std::string b =
-        "<?xml version=\"1.0\"?><results><opened sym=\"X\" amount=\"5\" limit=\"1\" "
-        "id=\"99\"/><status id=\"41\"><executed shares=\"1\" price=\"2\" "
-        "time=\"1700000009\"/></status></results>";
-    std::string c =
-        "<?xml version=\"1.0\"?><results><opened sym=\"X\" amount=\"6\" limit=\"1\" "
-        "id=\"10\"/><status id=\"3\"><executed shares=\"1\" price=\"2\" "
-        "time=\"1700000000\"/></status></results>";
-    CHECK(normalize_for_vote(a, kinds) == normalize_for_vote(b, kinds));
-    CHECK(normalize_for_vote(a, kinds) != normalize_for_vote(c, kinds));
-    // ids of created accounts are not server-made: they must match
-    std::vector<ChildKind> create{ChildKind::CreateItem};
-    CHECK(normalize_for_vote("<results><created id=\"1\"/></results>", create) !=
-          normalize_for_vote("<results><created id=\"2\"/></results>", create));
+  std::vector<ChildKind> kinds{ChildKind::Order, ChildKind::Query};
+  std::string a =
+      "<?xml version=\"1.0\"?>\n<results>\n  <opened sym=\"X\" amount=\"5\" limit=\"1\" "
+      "id=\"10\"/>\n  <status id=\"3\"><executed shares=\"1\" price=\"2\" "
+      "time=\"1700000000\"/></status>\n</results>\n";
+  std::string b =
+      "<?xml version=\"1.0\"?><results><opened sym=\"X\" amount=\"5\" limit=\"1\" "
+      "id=\"99\"/><status id=\"41\"><executed shares=\"1\" price=\"2\" "
+      "time=\"1700000009\"/></status></results>";
+  std::string c =
+      "<?xml version=\"1.0\"?><results><opened sym=\"X\" amount=\"6\" limit=\"1\" "
+      "id=\"10\"/><status id=\"3\"><executed shares=\"1\" price=\"2\" "
+      "time=\"1700000000\"/></status></results>";
+  CHECK(normalize_for_vote(a, kinds) == normalize_for_vote(b, kinds));
+  CHECK(normalize_for_vote(a, kinds) != normalize_for_vote(c, kinds));
+  // ids of created accounts are not server-made: they must match
+  std::vector<ChildKind> create{ChildKind::CreateItem};
+  CHECK(normalize_for_vote("<results><created id=\"1\"/></results>", create) !=
+        normalize_for_vote("<results><created id=\"2\"/></results>", create));
 }
 
 TEST_CASE("the vote counts replies, failures and disagreement", "[replicas]") {
-    std::vector<ChildKind> kinds{ChildKind::Order};
-    auto ok = [](const std::string& body, std::int64_t end) {
-        TargetResult r;
-        r.ok = true;
-        r.body = body;
-        r.end_ns = end;
-        return r;
-    };
-    std::string x = "<results><opened sym=\"X\" amount=\"5\" limit=\"1\" id=\"1\"/></results>";
-    std::string y = "<results><opened sym=\"X\" amount=\"5\" limit=\"1\" id=\"2\"/></results>";
-    std::string z = "<results><error sym=\"X\" amount=\"5\" limit=\"1\">no</error></results>";
+  std::vector<ChildKind> kinds{ChildKind::Order};
+  auto ok = [](const std::string& body, std::int64_t end) {
+    TargetResult r;
+    r.ok = true;
+    r.body = body;
+    r.end_ns = end;
+    return r;
+  };
+  std::string x = "<results><opened sym=\"X\" amount=\"5\" limit=\"1\" id=\"1\"/></results>";
+  std::string y = "<results><opened sym=\"X\" amount=\"5\" limit=\"1\" id=\"2\"/></results>";
+  std::string z = "<results><error sym=\"X\" amount=\"5\" limit=\"1\">no</error></results>";
 
-    auto agree = vote({ok(x, 30), ok(y, 10), ok(x, 20)}, kinds);
-    CHECK(agree.replied == 3);
-    CHECK_FALSE(agree.disagree);
-    CHECK(agree.first_ns == 10);
-    CHECK(agree.all_ns == 30);
+  auto agree = vote({ok(x, 30), ok(y, 10), ok(x, 20)}, kinds);
+  CHECK(agree.replied == 3);
+  CHECK_FALSE(agree.disagree);
+  CHECK(agree.first_ns == 10);
+  CHECK(agree.all_ns == 30);
 
-    TargetResult failed;
-    failed.end_ns = 50;
-    auto split = vote({ok(z, 5), ok(x, 7), ok(y, 9), failed}, kinds);
-    CHECK(split.disagree);
-    CHECK(split.winner == 1);  // x and y agree after normalisation: 2 votes against 1
-    CHECK(split.failed == 1);
-    CHECK(split.first_ns == 5);
-    CHECK(split.all_ns == 50);
+  TargetResult failed;
+  failed.end_ns = 50;
+  auto split = vote({ok(z, 5), ok(x, 7), ok(y, 9), failed}, kinds);
+  CHECK(split.disagree);
+  CHECK(split.winner == 1);  // x and y agree after normalisation: 2 votes against 1
+  CHECK(split.failed == 1);
+  CHECK(split.first_ns == 5);
+  CHECK(split.all_ns == 50);
 
-    auto single = vote({ok(x, 4)}, kinds);
-    CHECK_FALSE(single.disagree);
-    CHECK(single.first_ns == 4);
-    CHECK(single.all_ns == 4);
+  auto single = vote({ok(x, 4)}, kinds);
+  CHECK_FALSE(single.disagree);
+  CHECK(single.first_ns == 4);
+  CHECK(single.all_ns == 4);
 }
 
 // ---------------------------------------------------------------- workloads
 
 TEST_CASE("prices are exact decimal strings", "[workload]") {
-    CHECK(format_price(9735, 2) == "97.35");
-    CHECK(format_price(9005, 2) == "90.05");
-    CHECK(format_price(11000, 2) == "110.00");
-    CHECK(format_price(100, 0) == "100");
-    CHECK(format_price(900001, 4) == "90.0001");
+  CHECK(format_price(9735, 2) == "97.35");
+  CHECK(format_price(9005, 2) == "90.05");
+  CHECK(format_price(11000, 2) == "110.00");
+  CHECK(format_price(100, 0) == "100");
+  CHECK(format_price(900001, 4) == "90.0001");
 }
 
 TEST_CASE("orders workload: reproducible, within the documented ranges", "[workload]") {
-    BenchOptions o;
-    o.orders_per_request = 50;
-    o.price_decimals = 2;
-    o.symbols = 3;
-    o.accounts = 7;
-    Workload w1(o), w2(o);
-    Rng r1(42), r2(42);
-    std::set<std::string> syms;
-    bool buy = false, sell = false;
-    for (int i = 0; i < 20; ++i) {
-        Request a = w1.next(r1);
-        Request b = w2.next(r2);
-        CHECK(a.render(0) == b.render(0));
-        REQUIRE(a.transactions);
-        REQUIRE(a.children.size() == 50);
-        long account = std::stol(a.account);
-        CHECK(account >= 1000);
-        CHECK(account < 1007);
-        for (const Child& c : a.children) {
-            syms.insert(c.sym);
-            long amount = std::stol(c.amount);
-            (amount > 0 ? buy : sell) = true;
-            CHECK(std::labs(amount) >= 1);
-            CHECK(std::labs(amount) <= 100);
-            double limit = std::stod(c.limit);  // test only: range check
-            CHECK(limit >= 90.0);
-            CHECK(limit <= 110.0);
-            CHECK(c.limit.size() - c.limit.find('.') == 3);
-        }
+  BenchOptions o;
+  o.orders_per_request = 50;
+  o.price_decimals = 2;
+  o.symbols = 3;
+  o.accounts = 7;
+  Workload w1(o), w2(o);
+  Rng r1(42), r2(42);
+  std::set<std::string> syms;
+  bool buy = false, sell = false;
+  for (int i = 0; i < 20; ++i) {
+    Request a = w1.next(r1);
+    Request b = w2.next(r2);
+    CHECK(a.render(0) == b.render(0));
+    REQUIRE(a.transactions);
+    REQUIRE(a.children.size() == 50);
+    long account = std::stol(a.account);
+    CHECK(account >= 1000);
+    CHECK(account < 1007);
+    for (const Child& c : a.children) {
+      syms.insert(c.sym);
+      long amount = std::stol(c.amount);
+      (amount > 0 ? buy : sell) = true;
+      CHECK(std::labs(amount) >= 1);
+      CHECK(std::labs(amount) <= 100);
+      double limit = std::stod(c.limit);  // test only: range check
+      CHECK(limit >= 90.0);
+      CHECK(limit <= 110.0);
+      CHECK(c.limit.size() - c.limit.find('.') == 3);
     }
-    CHECK(syms == std::set<std::string>{"S0", "S1", "S2"});
-    CHECK(buy);
-    CHECK(sell);
+  }
+  CHECK(syms == std::set<std::string>{"S0", "S1", "S2"});
+  CHECK(buy);
+  CHECK(sell);
 }
 
 TEST_CASE("setup covers every account and symbol in batches", "[workload]") {
-    BenchOptions o;
-    o.accounts = 120;
-    o.symbols = 2;
-    o.setup_batch = 50;
-    o.account_base = 5000;
-    Workload w(o);
-    auto reqs = w.setup_requests();
-    REQUIRE(reqs.size() == 3);
-    std::size_t items = 0;
-    for (const auto& r : reqs) items += r.items();
-    CHECK(items == 120 + 120 * 2);
-    CHECK(reqs[0].create_xml.find("<account id=\"5000\" balance=\"1000000000\"/>") !=
-          std::string::npos);
-    CHECK(reqs[2].create_xml.find("<account id=\"5119\">1000000000</account>") !=
-          std::string::npos);
-    CHECK(reqs[2].create_xml.find("5120") == std::string::npos);
-    auto root = parse_xml(reqs[1].create_xml);
-    REQUIRE(root);
-    CHECK(root->name == "create");
+  BenchOptions o;
+  o.accounts = 120;
+  o.symbols = 2;
+  o.setup_batch = 50;
+  o.account_base = 5000;
+  Workload w(o);
+  auto reqs = w.setup_requests();
+  REQUIRE(reqs.size() == 3);
+  std::size_t items = 0;
+  for (const auto& r : reqs) items += r.items();
+  CHECK(items == 120 + 120 * 2);
+  CHECK(reqs[0].create_xml.find("<account id=\"5000\" balance=\"1000000000\"/>") !=
+        std::string::npos);
+  CHECK(reqs[2].create_xml.find("<account id=\"5119\">1000000000</account>") != std::string::npos);
+  CHECK(reqs[2].create_xml.find("5120") == std::string::npos);
+  auto root = parse_xml(reqs[1].create_xml);
+  REQUIRE(root);
+  CHECK(root->name == "create");
 }
 
 TEST_CASE("create workload: fresh digit-only ids with the run prefix", "[workload]") {
-    BenchOptions o;
-    o.workload = WorkloadKind::Create;
-    o.accounts_per_request = 3;
-    o.run_id = "4711";
-    Workload w(o);
-    Rng rng(1);
-    std::set<std::string> ids;
-    for (int i = 0; i < 5; ++i) {
-        Request r = w.next(rng);
-        CHECK(r.items() == 6);
-        auto root = parse_xml(r.render(0));
-        REQUIRE(root);
-        for (const auto& c : root->children)
-            if (c.name == "account") ids.insert(*c.attr("id"));
-    }
-    CHECK(ids.size() == 15);
-    for (const auto& id : ids) {
-        CHECK(id.rfind("4711", 0) == 0);
-        CHECK(id.find_first_not_of("0123456789") == std::string::npos);
-    }
+  BenchOptions o;
+  o.workload = WorkloadKind::Create;
+  o.accounts_per_request = 3;
+  o.run_id = "4711";
+  Workload w(o);
+  Rng rng(1);
+  std::set<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    Request r = w.next(rng);
+    CHECK(r.items() == 6);
+    auto root = parse_xml(r.render(0));
+    REQUIRE(root);
+    for (const auto& c : root->children)
+      if (c.name == "account") ids.insert(*c.attr("id"));
+  }
+  CHECK(ids.size() == 15);
+  for (const auto& id : ids) {
+    CHECK(id.rfind("4711", 0) == 0);
+    CHECK(id.find_first_not_of("0123456789") == std::string::npos);
+  }
 }
 
 TEST_CASE("mixed workload queries and cancels learned ids of the same account", "[workload]") {
-    BenchOptions o;
-    o.workload = WorkloadKind::Mixed;
-    o.accounts = 1;
-    o.orders_per_request = 10;
-    o.query_ratio = 0.5;
-    o.cancel_ratio = 0.5;
-    Workload w(o);
-    Rng rng(3);
-    Request first = w.next(rng);  // nothing learned yet: all orders
-    for (const auto& c : first.children) CHECK(c.kind == ChildKind::Order);
+  BenchOptions o;
+  o.workload = WorkloadKind::Mixed;
+  o.accounts = 1;
+  o.orders_per_request = 10;
+  o.query_ratio = 0.5;
+  o.cancel_ratio = 0.5;
+  Workload w(o);
+  Rng rng(3);
+  Request first = w.next(rng);  // nothing learned yet: all orders
+  for (const auto& c : first.children) CHECK(c.kind == ChildKind::Order);
 
-    // Two replicas answered with different ids for the same orders.
-    ReplyVerdict v0, v1;
-    v0.positional = v1.positional = true;
-    for (int i = 0; i < 10; ++i) {
-        v0.opened_ids.push_back("a" + std::to_string(i));
-        v1.opened_ids.push_back("b" + std::to_string(i));
-    }
-    w.learn(first, {&v0, &v1});
-    CHECK(w.id_pool_size() == 10);
+  // Two replicas answered with different ids for the same orders.
+  ReplyVerdict v0, v1;
+  v0.positional = v1.positional = true;
+  for (int i = 0; i < 10; ++i) {
+    v0.opened_ids.push_back("a" + std::to_string(i));
+    v1.opened_ids.push_back("b" + std::to_string(i));
+  }
+  w.learn(first, {&v0, &v1});
+  CHECK(w.id_pool_size() == 10);
 
-    Request next = w.next(rng);
-    int queries = 0, cancels = 0;
-    for (const auto& c : next.children) {
-        if (c.kind == ChildKind::Order) continue;
-        (c.kind == ChildKind::Query ? queries : cancels)++;
-        REQUIRE(c.ids.size() == 2);
-        CHECK(c.ids[0].substr(1) == c.ids[1].substr(1));  // the same order on both
-    }
-    CHECK(queries + cancels == 10);
-    CHECK(cancels > 0);
-    CHECK(w.id_pool_size() == 10u - static_cast<unsigned>(cancels));
-    std::string r0 = next.render(0), r1 = next.render(1);
-    CHECK(r0.find("id=\"a") != std::string::npos);
-    CHECK(r0.find("id=\"b") == std::string::npos);
-    CHECK(r1.find("id=\"b") != std::string::npos);
+  Request next = w.next(rng);
+  int queries = 0, cancels = 0;
+  for (const auto& c : next.children) {
+    if (c.kind == ChildKind::Order) continue;
+    (c.kind == ChildKind::Query ? queries : cancels)++;
+    REQUIRE(c.ids.size() == 2);
+    CHECK(c.ids[0].substr(1) == c.ids[1].substr(1));  // the same order on both
+  }
+  CHECK(queries + cancels == 10);
+  CHECK(cancels > 0);
+  CHECK(w.id_pool_size() == 10u - static_cast<unsigned>(cancels));
+  std::string r0 = next.render(0), r1 = next.render(1);
+  CHECK(r0.find("id=\"a") != std::string::npos);
+  CHECK(r0.find("id=\"b") == std::string::npos);
+  CHECK(r1.find("id=\"b") != std::string::npos);
 }
 
 TEST_CASE("bench options: defaults and validation", "[options]") {
-    BenchOptions o;
-    const char* ok[] = {"bench", "--workload", "create", "--mode", "open", "--rate", "50"};
-    REQUIRE(parse_bench_options(7, ok, o).kind == ParseOutcome::Run);
-    CHECK(o.workload == WorkloadKind::Create);
-    CHECK_FALSE(o.setup);  // create needs no setup
-    CHECK(o.requests == 1000);
-    CHECK(o.run_id.size() == 6);
+  BenchOptions o;
+  const char* ok[] = {"bench", "--workload", "create", "--mode", "open", "--rate", "50"};
+  REQUIRE(parse_bench_options(7, ok, o).kind == ParseOutcome::Run);
+  CHECK(o.workload == WorkloadKind::Create);
+  CHECK_FALSE(o.setup);  // create needs no setup
+  CHECK(o.requests == 1000);
+  CHECK(o.run_id.size() == 6);
 
-    BenchOptions p;
-    const char* orders[] = {"bench", "--replicas", "a:1,b:2", "--no-setup"};
-    REQUIRE(parse_bench_options(4, orders, p).kind == ParseOutcome::Run);
-    CHECK_FALSE(p.setup);
-    CHECK(p.replicas == std::vector<std::string>{"a:1", "b:2"});
+  BenchOptions p;
+  const char* orders[] = {"bench", "--replicas", "a:1,b:2", "--no-setup"};
+  REQUIRE(parse_bench_options(4, orders, p).kind == ParseOutcome::Run);
+  CHECK_FALSE(p.setup);
+  CHECK(p.replicas == std::vector<std::string>{"a:1", "b:2"});
 
-    BenchOptions q;
-    const char* both[] = {"bench", "--requests", "5", "--duration", "3"};
-    CHECK(parse_bench_options(5, both, q).kind == ParseOutcome::Error);
-    BenchOptions r;
-    const char* ratio[] = {"bench", "--query-ratio", "0.7", "--cancel-ratio", "0.5"};
-    CHECK(parse_bench_options(5, ratio, r).kind == ParseOutcome::Error);
-    BenchOptions s;
-    const char* bal[] = {"bench", "--balance", "1e9"};
-    CHECK(parse_bench_options(3, bal, s).kind == ParseOutcome::Error);
+  BenchOptions q;
+  const char* both[] = {"bench", "--requests", "5", "--duration", "3"};
+  CHECK(parse_bench_options(5, both, q).kind == ParseOutcome::Error);
+  BenchOptions r;
+  const char* ratio[] = {"bench", "--query-ratio", "0.7", "--cancel-ratio", "0.5"};
+  CHECK(parse_bench_options(5, ratio, r).kind == ParseOutcome::Error);
+  BenchOptions s;
+  const char* bal[] = {"bench", "--balance", "1e9"};
+  CHECK(parse_bench_options(3, bal, s).kind == ParseOutcome::Error);
 }

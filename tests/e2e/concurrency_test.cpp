@@ -1,8 +1,6 @@
 // Many clients at once on a few hot symbols, for every model; then the conservation rules of
 // PROTOCOL.md section 6 checked on what PostgreSQL holds, and every acknowledged order found
 // there.
-#include <catch2/catch.hpp>
-
 #include <atomic>
 #include <mutex>
 #include <random>
@@ -10,6 +8,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -40,8 +40,7 @@ std::string setup_request() {
 
 // A request of 1-4 children: random orders around 100 (fractional amounts and prices too),
 // and cancels of this client's earlier orders.
-std::string random_request(std::mt19937& rng, const std::vector<std::string>& mine,
-                           int account) {
+std::string random_request(std::mt19937& rng, const std::vector<std::string>& mine, int account) {
   std::string xml = "<transactions id=\"" + std::to_string(500 + account) + "\">";
   int children = 1 + static_cast<int>(rng() % 4);
   for (int c = 0; c < children; ++c) {
@@ -52,9 +51,9 @@ std::string random_request(std::mt19937& rng, const std::vector<std::string>& mi
     int amount = 1 + static_cast<int>(rng() % 40);
     bool buy = rng() % 2 == 0;
     int cents = 9500 + static_cast<int>(rng() % 1001);
-    xml += "<order sym=\"" + std::string(kSymbols[rng() % 3]) + "\" amount=\"" +
-           (buy ? "" : "-") + std::to_string(amount) + (rng() % 3 == 0 ? ".5" : "") +
-           "\" limit=\"" + std::to_string(cents / 100) + "." + std::to_string(cents % 100 / 10) +
+    xml += "<order sym=\"" + std::string(kSymbols[rng() % 3]) + "\" amount=\"" + (buy ? "" : "-") +
+           std::to_string(amount) + (rng() % 3 == 0 ? ".5" : "") + "\" limit=\"" +
+           std::to_string(cents / 100) + "." + std::to_string(cents % 100 / 10) +
            std::to_string(cents % 10) + "\"/>";
   }
   return xml + "</transactions>";

@@ -1,15 +1,15 @@
 // PostgreSQL going away under load: the server's connections are killed mid-stream. Requests
 // in flight get errors, the server reconnects on its own and goes on serving, and nothing it
 // acknowledged is lost or diverges from memory.
-#include <catch2/catch.hpp>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-
-#include <sys/wait.h>
 #include <string>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include "support/random_traders.hpp"
 #include "support/reply_xml.hpp"

@@ -1,8 +1,6 @@
 // The self-sizing pools (fotp, adaptive) under a burst of slow requests: the pool grows, never
 // past --max-threads, and shrinks back once the load stops. Read from the --metrics CSV; the
 // only deadlines are generous polling limits.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +13,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "support/server_process.hpp"
 #include "support/wire_client.hpp"

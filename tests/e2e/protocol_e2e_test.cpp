@@ -1,9 +1,9 @@
 // The whole protocol against the real server over real sockets, for every concurrency model,
 // with PostgreSQL behind it. Balances and positions are observed through the protocol: an
 // order for exactly what is available is accepted and one for a cent (or a share) more is not.
-#include <catch2/catch.hpp>
-
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -124,7 +124,7 @@ TEST_CASE("reservations and refunds are exact to the cent", "[e2e]") {
   SECTION("a fill below the buy limit refunds the difference") {
     REQUIRE(ex.accepted("20", "SPY", "-10", "90"));
     REQUIRE(ex.accepted("10", "SPY", "10", "100"));  // executes at 90: pays 900, not 1000
-    CHECK(ex.accepted("10", "SPY", "1", "100"));      // 100 left, all of it
+    CHECK(ex.accepted("10", "SPY", "1", "100"));     // 100 left, all of it
     CHECK_FALSE(ex.accepted("10", "SPY", "0.01", "1"));
     // The buyer now holds 10 shares to sell, and the seller 900 to spend.
     CHECK(ex.accepted("10", "SPY", "-10", "500"));
@@ -195,9 +195,10 @@ TEST_CASE("transactions: own orders only, unknown accounts, echoes", "[e2e]") {
   CHECK(std::string(unknown.items[1].attribute("id").value()) == id);
 
   ParsedReply echo;
-  ex.send("<transactions id=\"2\"><order sym=\"Q\" amount=\"+002.50\" limit=\"1.0\"/>"
-          "<order sym=\"NOPE\" amount=\"1\" limit=\"1\"/></transactions>",
-          echo);
+  ex.send(
+      "<transactions id=\"2\"><order sym=\"Q\" amount=\"+002.50\" limit=\"1.0\"/>"
+      "<order sym=\"NOPE\" amount=\"1\" limit=\"1\"/></transactions>",
+      echo);
   CHECK(std::string(echo.items.at(0).name()) == "opened");
   CHECK(std::string(echo.items[0].attribute("amount").value()) == "+002.50");
   CHECK(std::string(echo.items[0].attribute("limit").value()) == "1.0");

@@ -1,10 +1,10 @@
 // Stop the server mid-stream (SIGTERM, and SIGKILL for a crash), start it again: every
 // acknowledged order, fill and cancel is there, nothing else is, and new ids are new.
-#include <catch2/catch.hpp>
-
 #include <chrono>
 #include <string>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include "support/random_traders.hpp"
 #include "support/reply_xml.hpp"

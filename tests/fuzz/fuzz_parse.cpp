@@ -1,12 +1,12 @@
 // libFuzzer target: arbitrary bytes as a request payload, through parse, apply (on an engine
 // with a little state) and render. It must never crash, and every reply must be well-formed
 // XML with a <results> root, whatever the request was.
-#include <pugixml.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+
+#include <pugixml.hpp>
 
 #include "app/apply.hpp"
 #include "protocol/parse.hpp"
@@ -21,8 +21,8 @@ exchange::Engine make_engine() {
   engine.create_account("2", exchange::Decimal::from_int(1000000), fx);
   engine.add_shares("X", "1", exchange::Decimal::from_int(1000), fx);
   engine.add_shares("X", "2", exchange::Decimal::from_int(1000), fx);
-  engine.place_order("2", "X", exchange::Decimal::from_int(-10), exchange::Decimal::from_int(5),
-                     1, fx);
+  engine.place_order("2", "X", exchange::Decimal::from_int(-10), exchange::Decimal::from_int(5), 1,
+                     fx);
   return engine;
 }
 

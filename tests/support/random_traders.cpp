@@ -57,8 +57,8 @@ void RandomTraders::trade(int client, unsigned seed) {
     std::string name = r.items[0].name();
     std::string text = r.items[0].text().get();
     // The whole request refused because its commit failed or the database is away.
-    if (name == "error" && (text.rfind("Internal error", 0) == 0 ||
-                            text.rfind("Service unavailable", 0) == 0)) {
+    if (name == "error" &&
+        (text.rfind("Internal error", 0) == 0 || text.rfind("Service unavailable", 0) == 0)) {
       ++error_replies_;
       continue;
     }

@@ -1,10 +1,10 @@
 #pragma once
 // Reading replies in tests: parse with pugixml and pick elements.
-#include <pugixml.hpp>
-
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <pugixml.hpp>
 
 namespace testing_support {
 

@@ -76,7 +76,7 @@ ServerProcess::~ServerProcess() {
 
 void ServerProcess::launch(const std::vector<std::string>& flags) {
   std::vector<std::string> args = {server_binary(), "--port", std::to_string(port_), "--bind",
-                                   "127.0.0.1", "--db", database_url()};
+                                   "127.0.0.1",     "--db",   database_url()};
   args.insert(args.end(), flags.begin(), flags.end());
   pid_ = ::fork();
   if (pid_ == 0) {

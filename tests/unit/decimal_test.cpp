@@ -1,10 +1,10 @@
 // exchange::Decimal: client parsing, canonical output, exact checked arithmetic.
-#include <catch2/catch.hpp>
+#include "exchange/decimal.hpp"
 
 #include <limits>
 #include <string>
 
-#include "exchange/decimal.hpp"
+#include <catch2/catch.hpp>
 
 namespace Catch {
 template <>
@@ -92,9 +92,10 @@ TEST_CASE("parse: '.5' and '5.'", "[decimal][parse]") {
 }
 
 TEST_CASE("parse: rejects non-numbers", "[decimal][parse]") {
-  for (const char* bad : {"", "abc", "1e5", "1E5", "NaN", "nan", "inf", "-inf", "Infinity",
-                          " 1", "1 ", "\t1", "1\n", ".", "+", "-", "+-1", "--1", "1.2.3", "1,5",
-                          "0x10", "1_000", "5.a", "a5", "1..2", "..5", "+ 1", "١"}) {
+  for (const char* bad :
+       {"",     "abc",   "1e5", "1E5", "NaN",  "nan", "inf", "-inf", "Infinity", " 1",
+        "1 ",   "\t1",   "1\n", ".",   "+",    "-",   "+-1", "--1",  "1.2.3",    "1,5",
+        "0x10", "1_000", "5.a", "a5",  "1..2", "..5", "+ 1", "١"}) {
     INFO("input '" << bad << "'");
     CHECK_FALSE(rejection(bad).empty());
   }
@@ -188,8 +189,7 @@ TEST_CASE("addition and subtraction are exact", "[decimal][arith]") {
 }
 
 TEST_CASE("multiplication is exact", "[decimal][arith]") {
-  CHECK((dec("123456.789012") * dec("999999.999999")).to_string() ==
-        "123456789011.876543210988");
+  CHECK((dec("123456.789012") * dec("999999.999999")).to_string() == "123456789011.876543210988");
   CHECK((dec("999999999999.999999") * dec("999999999999.999999")).to_string() ==
         "999999999999999998000000.000000000001");
   CHECK((dec("0.000001") * dec("0.000001")).to_string() == "0.000000000001");

@@ -1,5 +1,5 @@
 // exchange::Engine: reservations, matching, refunds, cancels, ownership, Effects, conservation.
-#include <catch2/catch.hpp>
+#include "exchange/engine.hpp"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "exchange/engine.hpp"
+#include <catch2/catch.hpp>
 
 namespace Catch {
 template <>
@@ -133,8 +133,8 @@ TEST_CASE("the worked example of PROTOCOL.md 4.2", "[engine][example]") {
   x.now += 5;
   CHECK(x.order("2", "X", "-400", "124") == 7);
   CHECK(x.position("2", "X") == dec("800"));
-  CHECK(x.cash("2") == dec("50400"));     // 200*127 + 200*125
-  CHECK(x.cash("1") == dec("87100"));     // paid exactly its limits: no refund
+  CHECK(x.cash("2") == dec("50400"));  // 200*127 + 200*125
+  CHECK(x.cash("1") == dec("87100"));  // paid exactly its limits: no refund
   CHECK(x.position("1", "X") == dec("400"));
 
   OrderStatus s1 = x.status("1", 1);
@@ -610,7 +610,8 @@ TEST_CASE("conservation holds over a few hundred random orders and cancels",
   std::map<std::string, Decimal> deposited;
   std::map<std::string, Decimal> granted;
   for (const auto& a : accounts) {
-    Decimal balance = Decimal::from_int(uniform(0, 50000)) + dec("0." + std::to_string(uniform(0, 99)));
+    Decimal balance =
+        Decimal::from_int(uniform(0, 50000)) + dec("0." + std::to_string(uniform(0, 99)));
     x.account(a, balance.to_string());
     deposited[a] = balance;
     for (const auto& s : symbols) {
@@ -693,8 +694,10 @@ TEST_CASE("conservation holds over a few hundred random orders and cancels",
       OrderStatus s;
       std::string why = x.engine.cancel(actor, id, x.now, x.fx, s);
       CHECK(why.empty() == expect_ok);
-      if (why.empty()) ++canceled;
-      else CHECK(x.fx.empty());
+      if (why.empty())
+        ++canceled;
+      else
+        CHECK(x.fx.empty());
     } else {
       const std::string& sym = symbols[uniform(0, static_cast<int>(symbols.size()) - 1)];
       Decimal amount = random_decimal(1, 40, uniform(0, 1) ? 99 : 0);
@@ -797,17 +800,17 @@ TEST_CASE("closed orders can be forgotten once durable", "[engine][archive]") {
   CHECK_FALSE(x.engine.was_assigned(0));
 
   x.fx = Effects();
-  OrderId sell = x.order("S", "X", "-10", "5");   // 1, rests
+  OrderId sell = x.order("S", "X", "-10", "5");  // 1, rests
   CHECK(Engine::closed_orders(x.fx).empty());
   x.fx = Effects();
-  OrderId buy = x.order("B", "X", "4", "5");      // 2, filled at once; 1 still open
+  OrderId buy = x.order("B", "X", "4", "5");  // 2, filled at once; 1 still open
   CHECK(Engine::closed_orders(x.fx) == std::vector<OrderId>{buy});
   x.fx = Effects();
-  OrderId rest = x.order("B", "X", "1", "1");     // 3, rests
+  OrderId rest = x.order("B", "X", "1", "1");  // 3, rests
   x.cancel("B", rest);
   CHECK(Engine::closed_orders(x.fx) == std::vector<OrderId>{rest});
   x.fx = Effects();
-  OrderId sweep = x.order("B", "X", "6", "5");    // 4, fills the rest of 1
+  OrderId sweep = x.order("B", "X", "6", "5");  // 4, fills the rest of 1
   std::vector<OrderId> closed = Engine::closed_orders(x.fx);
   std::sort(closed.begin(), closed.end());
   CHECK(closed == std::vector<OrderId>{sell, sweep});
@@ -839,13 +842,12 @@ TEST_CASE("closed orders can be forgotten once durable", "[engine][archive]") {
   CHECK_FALSE(x.engine.cancel("B", rest, x.now, x.fx, s).empty());
   OrderId next = x.order("S", "X", "-1", "5");
   CHECK(next == sweep + 1);
-  CHECK(x.cash("B") == dec("950"));   // 1000 - 10*5
+  CHECK(x.cash("B") == dec("950"));  // 1000 - 10*5
   CHECK(x.cash("S") == dec("50"));
   CHECK(x.position("B", "X") == dec("10"));
 }
 
-TEST_CASE("loading only open orders: fills of closed counterparts are skipped",
-          "[engine][load]") {
+TEST_CASE("loading only open orders: fills of closed counterparts are skipped", "[engine][load]") {
   Engine e;
   e.load_symbol("X");
   e.load_account({"1", dec("100"), dec("200")});

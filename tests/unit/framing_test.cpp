@@ -1,7 +1,5 @@
 // net::FrameReader and reply framing (PROTOCOL.md section 2).
-#include <catch2/catch.hpp>
-
-#include <pugixml.hpp>
+#include "net/framing.hpp"
 
 #include <cstdlib>
 #include <new>
@@ -9,7 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "net/framing.hpp"
+#include <catch2/catch.hpp>
+#include <pugixml.hpp>
 
 // Records the largest single allocation, to show that an announced length is refused before
 // any buffer of that size is allocated. Sanitizers bring their own operator new (and flag
@@ -205,8 +204,8 @@ TEST_CASE("the session hello is recognised only as the first line", "[framing][s
 }
 
 TEST_CASE("a first line that is not a length is an error", "[framing][errors]") {
-  for (const char* line : {"abc\n", "-5\n", "+5\n", " 5\n", "5 \n", "5x\n", "\n", "\r\n",
-                           "0x10\n", "1e3\n", "<create/>\n", "5.0\n"}) {
+  for (const char* line : {"abc\n", "-5\n", "+5\n", " 5\n", "5 \n", "5x\n", "\n", "\r\n", "0x10\n",
+                           "1e3\n", "<create/>\n", "5.0\n"}) {
     INFO("line: " << line);
     FrameReader r(1000);
     std::string why = error_of(feed_all(r, line));
@@ -220,8 +219,7 @@ TEST_CASE("a first line that is not a length is an error", "[framing][errors]") 
   CHECK(why.find("abcdefghijklmnopqrst") != std::string::npos);
 }
 
-TEST_CASE("an over-long first line is refused without waiting for a newline",
-          "[framing][errors]") {
+TEST_CASE("an over-long first line is refused without waiting for a newline", "[framing][errors]") {
   // Twenty digits may still be a length.
   FrameReader ok(1000);
   CHECK(feed_all(ok, std::string(20, '1')).empty());
@@ -270,8 +268,7 @@ TEST_CASE("a length above the maximum is refused before allocating", "[framing][
 // "at most 20 digits" check but std::stoull throws std::out_of_range for values above
 // 18446744073709551615 (e.g. "99999999999999999999"). The exception escapes next() instead of
 // an Event::Error with a framing message. Expected: Event::Error ("exceeds the limit").
-TEST_CASE("a 20-digit length beyond 64 bits is an error, not an exception",
-          "[framing][errors]") {
+TEST_CASE("a 20-digit length beyond 64 bits is an error, not an exception", "[framing][errors]") {
   for (const char* line : {"99999999999999999999\n", "18446744073709551616\n"}) {
     INFO(line);
     FrameReader r(1024);
@@ -310,7 +307,8 @@ TEST_CASE("mid_request says whether part of a request has arrived", "[framing]")
 }
 
 TEST_CASE("frame_reply: persistent replies are length-framed", "[framing][reply]") {
-  const std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results>\xc3\xa9</results>\n";
+  const std::string xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results>\xc3\xa9</results>\n";
   CHECK(net::frame_reply(xml, false) == xml);
   std::string framed = net::frame_reply(xml, true);
   CHECK(framed == std::to_string(xml.size()) + "\n" + xml);

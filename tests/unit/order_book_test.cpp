@@ -1,10 +1,10 @@
 // exchange::OrderBook: price levels, FIFO within a level, best_match against a limit.
-#include <catch2/catch.hpp>
+#include "exchange/order_book.hpp"
 
 #include <deque>
 #include <string>
 
-#include "exchange/order_book.hpp"
+#include <catch2/catch.hpp>
 
 namespace Catch {
 template <>

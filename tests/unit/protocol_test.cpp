@@ -1,16 +1,15 @@
 // The whole protocol without sockets: protocol::parse -> app::apply -> protocol::render, with the
 // reply parsed back by pugixml.
 #define CATCH_CONFIG_ENABLE_PAIR_STRINGMAKER
-#include <catch2/catch.hpp>
-
-#include <pugixml.hpp>
-
 #include <memory>
 #include <random>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <catch2/catch.hpp>
+#include <pugixml.hpp>
 
 #include "app/apply.hpp"
 #include "exchange/engine.hpp"
@@ -75,8 +74,7 @@ struct Reply {
   }
   // The whole-request error, when the reply is <results><error>WHY</error></results>.
   std::string request_error() const {
-    if (items.size() != 1 || std::string(items[0].name()) != "error" ||
-        items[0].first_attribute())
+    if (items.size() != 1 || std::string(items[0].name()) != "error" || items[0].first_attribute())
       return {};
     return items[0].child_value();
   }
@@ -91,9 +89,9 @@ Reply check_reply(std::string text) {
   CHECK(r.text.rfind(kDeclaration, 0) == 0);
   CHECK(protocol::is_valid_utf8(r.text));
   CHECK(xml_chars_only(r.text));
-  pugi::xml_parse_result ok = r.doc->load_buffer(r.text.data(), r.text.size(),
-                                                 pugi::parse_default | pugi::parse_declaration,
-                                                 pugi::encoding_utf8);
+  pugi::xml_parse_result ok =
+      r.doc->load_buffer(r.text.data(), r.text.size(),
+                         pugi::parse_default | pugi::parse_declaration, pugi::encoding_utf8);
   REQUIRE(ok);
   pugi::xml_node decl = r.doc->first_child();
   CHECK(decl.type() == pugi::node_declaration);
@@ -303,8 +301,7 @@ TEST_CASE("create symbol: invalid names and no children", "[protocol][create]") 
   CHECK(s.engine.account("1")->positions.empty());
 }
 
-TEST_CASE("create: children are independent and answered in document order",
-          "[protocol][create]") {
+TEST_CASE("create: children are independent and answered in document order", "[protocol][create]") {
   Session s;
   Reply r = s.send(
       "<create>"
@@ -330,13 +327,17 @@ TEST_CASE("create: children are independent and answered in document order",
 TEST_CASE("whole-request errors", "[protocol][errors]") {
   Session s;
   for (const std::string& bad : {
-           std::string(""), std::string("not xml at all"), std::string("<create>"),
+           std::string(""),
+           std::string("not xml at all"),
+           std::string("<create>"),
            std::string("<create><account id=\"1\" balance=\"1\"></create>"),
-           std::string("<create id=\"1></create>"), std::string("<create/><create/>"),
+           std::string("<create id=\"1></create>"),
+           std::string("<create/><create/>"),
            std::string("<transactions id=\"1\"/>"),
            std::string("<transactions id=\"1\">  \n </transactions>"),
            std::string("<transactions id=\"1\"><!-- nothing --></transactions>"),
-           std::string("<foo/>"), std::string("<results/>"),
+           std::string("<foo/>"),
+           std::string("<results/>"),
            std::string("<Create><account id=\"1\" balance=\"1\"/></Create>"),
            std::string("<?xml version=\"1.0\"?>"),
        }) {
@@ -424,9 +425,9 @@ TEST_CASE("order: errors echo the order's attributes", "[protocol][order]") {
     std::string sym, amount, limit;
   };
   for (const Case& c : std::vector<Case>{
-           {"X", "1000", "100.01"},    // insufficient funds (needs 100010)
-           {"X", "-2000.000001", "1"}, // more shares than account 1 holds (none)
-           {"NOPE", "1", "1"},         // unknown symbol
+           {"X", "1000", "100.01"},     // insufficient funds (needs 100010)
+           {"X", "-2000.000001", "1"},  // more shares than account 1 holds (none)
+           {"NOPE", "1", "1"},          // unknown symbol
            {"X", "0", "1"},
            {"X", "-0.000", "1"},
            {"X", "abc", "1"},
@@ -467,14 +468,14 @@ TEST_CASE("the worked example through the protocol: query and canonical numbers"
   Session s;
   setup(s);
   s.send("<create><account id=\"3\" balance=\"200000\"/></create>");
-  Reply r = s.send(transactions("3", order("X", "300", "125") + order("X", "200", "127.00") +
-                                         order("X", "400", "125")));
+  Reply r = s.send(transactions(
+      "3", order("X", "300", "125") + order("X", "200", "127.00") + order("X", "400", "125")));
   REQUIRE(r.items.size() == 3);
   CHECK(opened_id(r.at(0)) == "1");
   CHECK(opened_id(r.at(1)) == "2");
   CHECK(opened_id(r.at(2)) == "3");
-  Reply sells = s.send(transactions("2", order("X", "-100", "130") + order("X", "-500", "128") +
-                                             order("X", "-200", "140")));
+  Reply sells = s.send(transactions(
+      "2", order("X", "-100", "130") + order("X", "-500", "128") + order("X", "-200", "140")));
   REQUIRE(sells.items.size() == 3);
   s.now += 7;
   Reply seven = s.send(transactions("2", order("X", "-400.000", "124")));
@@ -533,7 +534,7 @@ TEST_CASE("fractional fills are rendered canonically", "[protocol][query]") {
 TEST_CASE("cancel replies and their children", "[protocol][cancel]") {
   Session s;
   setup(s);
-  s.send(transactions("2", order("X", "-100", "10")));  // order 1
+  s.send(transactions("2", order("X", "-100", "10")));           // order 1
   Reply r = s.send(transactions("1", order("X", "250", "11")));  // order 2, 100 @10 executed
   CHECK(opened_id(r.at(0)) == "2");
   std::int64_t traded = s.now;
@@ -547,8 +548,7 @@ TEST_CASE("cancel replies and their children", "[protocol][cancel]") {
   auto ch = elements(canceled);
   REQUIRE(ch.size() == 2);
   CHECK(std::string(ch[0].name()) == "canceled");
-  CHECK(attrs_of(ch[0]) ==
-        Attributes{{"shares", "150"}, {"time", std::to_string(s.now)}});
+  CHECK(attrs_of(ch[0]) == Attributes{{"shares", "150"}, {"time", std::to_string(s.now)}});
   CHECK(std::string(ch[1].name()) == "executed");
   CHECK(attrs_of(ch[1]) ==
         Attributes{{"shares", "100"}, {"price", "10"}, {"time", std::to_string(traded)}});
@@ -589,8 +589,9 @@ TEST_CASE("query and cancel of someone else's, unknown or malformed order ids",
   s.fx = exchange::Effects();
 
   // Account 2 gets the same answer for account 1's order as for a missing one.
-  Reply r = s.send(transactions("2", "<query id=\"1\"/><query id=\"5\"/><cancel id=\"1\"/>"
-                                     "<cancel id=\"5\"/>"));
+  Reply r = s.send(transactions("2",
+                                "<query id=\"1\"/><query id=\"5\"/><cancel id=\"1\"/>"
+                                "<cancel id=\"5\"/>"));
   REQUIRE(r.items.size() == 4);
   check_error(r.at(0), {{"id", "1"}});
   check_error(r.at(1), {{"id", "5"}});
@@ -602,10 +603,10 @@ TEST_CASE("query and cancel of someone else's, unknown or malformed order ids",
   CHECK(s.engine.find_own_order("1", 1)->is_open());
 
   const std::string huge = "99999999999999999999999999999999";
-  for (const std::string& id : {huge, std::string("9223372036854775808"),
-                               std::string("18446744073709551617"), std::string("0"),
-                               std::string("-1"), std::string("abc"), std::string(""),
-                               std::string("1.0"), std::string(" 1"), std::string("+1")}) {
+  for (const std::string& id :
+       {huge, std::string("9223372036854775808"), std::string("18446744073709551617"),
+        std::string("0"), std::string("-1"), std::string("abc"), std::string(""),
+        std::string("1.0"), std::string(" 1"), std::string("+1")}) {
     INFO("id '" << id << "'");
     Reply q = s.send(transactions("1", "<query id=\"" + id + "\"/><cancel id=\"" + id + "\"/>"));
     REQUIRE(q.items.size() == 2);
@@ -623,9 +624,11 @@ TEST_CASE("transactions: children run in order and see earlier effects",
           "[protocol][transactions]") {
   Session s;
   setup(s);
-  Reply r = s.send(transactions(
-      "1", order("X", "10", "5") + "<query id=\"1\"/><cancel id=\"1\"/><query id=\"1\"/>"
-               "<bogus a=\"b\"/>" + order("X", "100000", "1.000001") + order("X", "100000", "1")));
+  Reply r =
+      s.send(transactions("1", order("X", "10", "5") +
+                                   "<query id=\"1\"/><cancel id=\"1\"/><query id=\"1\"/>"
+                                   "<bogus a=\"b\"/>" +
+                                   order("X", "100000", "1.000001") + order("X", "100000", "1")));
   REQUIRE(r.items.size() == 7);
   CHECK(opened_id(r.at(0)) == "1");
   CHECK(std::string(r.at(1).name()) == "status");
@@ -678,7 +681,8 @@ TEST_CASE("echoed attributes are escaped and round-trip", "[protocol][escape]") 
   CHECK(attr(r.at(0), "amount") == "<&>");
   CHECK(std::string(r.at(0).child_value()).find("<&>") != std::string::npos);
   // Single-quoted request attributes are fine too.
-  Reply single = s.send("<transactions id='1'><order sym='X' amount='1' limit='2'/></transactions>");
+  Reply single =
+      s.send("<transactions id='1'><order sym='X' amount='1' limit='2'/></transactions>");
   CHECK(opened_id(single.at(0)) == "1");
 }
 
@@ -755,8 +759,8 @@ TEST_CASE("render: shapes of every reply element", "[protocol][render]") {
 TEST_CASE("parse: Command structure", "[protocol][parse]") {
   using protocol::Command;
   using protocol::TransactionItem;
-  Command c = protocol::parse(transactions("0042", order("X", "-1.5", "3") +
-                                                   "<query id=\"7\"/><cancel id=\"0008\"/>"));
+  Command c = protocol::parse(
+      transactions("0042", order("X", "-1.5", "3") + "<query id=\"7\"/><cancel id=\"0008\"/>"));
   REQUIRE(c.kind == Command::Kind::Transactions);
   CHECK(c.account == "0042");
   CHECK(c.account_invalid.empty());
@@ -824,7 +828,7 @@ TEST_CASE("utf8 validation", "[protocol][utf8]") {
   CHECK_FALSE(protocol::is_valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
   CHECK_FALSE(protocol::is_valid_utf8("\xc3"));              // truncated
   CHECK_FALSE(protocol::is_valid_utf8("\xe2\x82"));
-  CHECK_FALSE(protocol::is_valid_utf8("\xc3\x28"));          // bad continuation
+  CHECK_FALSE(protocol::is_valid_utf8("\xc3\x28"));  // bad continuation
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -834,11 +838,11 @@ TEST_CASE("utf8 validation", "[protocol][utf8]") {
 // NUL that ends the C string, so sym="a&#0;b" is read as "a": the request silently creates
 // symbol "a" (and echoes sym="a") instead of rejecting the name (&#0; is not even allowed in
 // XML 1.0).
-TEST_CASE("a NUL character reference does not silently shorten a symbol name",
-          "[protocol]") {
+TEST_CASE("a NUL character reference does not silently shorten a symbol name", "[protocol]") {
   Session s;
   setup(s);
-  Reply r = s.send("<create><symbol sym=\"a&#0;b\"><account id=\"1\">1</account></symbol></create>");
+  Reply r =
+      s.send("<create><symbol sym=\"a&#0;b\"><account id=\"1\">1</account></symbol></create>");
   REQUIRE(r.items.size() == 1);
   CHECK(std::string(r.at(0).name()) == "error");
   CHECK_FALSE(s.engine.has_symbol("a"));
@@ -849,8 +853,7 @@ TEST_CASE("a NUL character reference does not silently shorten a symbol name",
 // pugixml and echoed raw, so the reply contains a control character / U+FFFE / an encoded
 // surrogate (invalid UTF-8). Strict XML parsers (expat, libxml2) reject such a reply.
 // Expected: the request is refused, or the reply never contains such characters.
-TEST_CASE("echoed character references never make the reply ill-formed",
-          "[protocol]") {
+TEST_CASE("echoed character references never make the reply ill-formed", "[protocol]") {
   Session s;
   setup(s);
   for (const std::string ref : {"&#1;", "&#x1F;", "&#xFFFE;", "&#xD800;"}) {
@@ -860,7 +863,9 @@ TEST_CASE("echoed character references never make the reply ill-formed",
     s.send("<create><bogus x=\"" + ref + "\"/></create>");
   }
   // A raw control character in the request is echoed the same way.
-  s.send(transactions("1", order("a\x01" "b", "1", "1")));
+  s.send(transactions("1", order("a\x01"
+                                 "b",
+                                 "1", "1")));
 }
 
 // Was a bug (server/protocol/parse.cpp attributes_of + render.cpp): pugixml accepts a repeated
@@ -891,12 +896,11 @@ TEST_CASE("text outside the root element is malformed XML", "[protocol]") {
 // Was a bug (server/protocol/parse.cpp parse_create_symbol): the share count is read with
 // child_value(), the first text node only, so <account id="1">1<!--c-->0</account> (text
 // content "10") adds 1 share. Expected: 10 shares, or an error; never a different number.
-TEST_CASE("a comment inside a share count does not change the number",
-          "[protocol]") {
+TEST_CASE("a comment inside a share count does not change the number", "[protocol]") {
   Session s;
   setup(s);
-  Reply r = s.send(
-      "<create><symbol sym=\"Y\"><account id=\"1\">1<!--c-->0</account></symbol></create>");
+  Reply r =
+      s.send("<create><symbol sym=\"Y\"><account id=\"1\">1<!--c-->0</account></symbol></create>");
   REQUIRE(r.items.size() == 1);
   if (std::string(r.at(0).name()) == "created")
     CHECK(s.engine.account("1")->positions.at("Y").amount == Decimal::from_int(10));
@@ -923,9 +927,14 @@ TEST_CASE("mutated requests always get a well-formed <results> reply", "[protoco
       std::size_t at = std::uniform_int_distribution<std::size_t>(0, req.size() - 1)(rng);
       char c = alphabet[std::uniform_int_distribution<std::size_t>(0, alphabet.size() - 1)(rng)];
       switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
-        case 0: req.insert(at, 1, c); break;
-        case 1: req.erase(at, 1); break;
-        default: req[at] = c;
+        case 0:
+          req.insert(at, 1, c);
+          break;
+        case 1:
+          req.erase(at, 1);
+          break;
+        default:
+          req[at] = c;
       }
     }
     INFO("request: " << req);
@@ -941,7 +950,7 @@ TEST_CASE("mutated requests always get a well-formed <results> reply", "[protoco
 TEST_CASE("queries of forgotten closed orders are left for the database", "[protocol][archive]") {
   Session s;
   setup(s);
-  s.send(transactions("2", order("X", "-10", "5")));               // order 1
+  s.send(transactions("2", order("X", "-10", "5")));                        // order 1
   s.send(transactions("1", order("X", "10", "5") + order("X", "1", "1")));  // 2 fills 1; 3 rests
   // Orders 1 and 2 are closed; once durable (ticket 1) the engine may drop them.
   s.engine.note_closed({1, 2}, 1);
@@ -950,18 +959,19 @@ TEST_CASE("queries of forgotten closed orders are left for the database", "[prot
   REQUIRE_FALSE(s.engine.holds_order(2));
   REQUIRE(s.engine.holds_order(3));
 
-  protocol::Command cmd = protocol::parse(transactions(
-      "1", "<query id=\"3\"/><query id=\"2\"/><query id=\"99\"/><cancel id=\"2\"/>"
-           "<query id=\"002\"/><query id=\"0\"/>"));
+  protocol::Command cmd = protocol::parse(
+      transactions("1",
+                   "<query id=\"3\"/><query id=\"2\"/><query id=\"99\"/><cancel id=\"2\"/>"
+                   "<query id=\"002\"/><query id=\"0\"/>"));
   exchange::Effects fx;
   app::Applied applied = app::apply(cmd, s.engine, s.now, fx);
   REQUIRE(applied.result.items.size() == 6);
   using Kind = protocol::ResultItem::Kind;
-  CHECK(applied.result.items[0].kind == Kind::Status);       // still in memory
-  CHECK(applied.result.items[1].kind == Kind::Status);       // placeholder
+  CHECK(applied.result.items[0].kind == Kind::Status);  // still in memory
+  CHECK(applied.result.items[1].kind == Kind::Status);  // placeholder
   CHECK(applied.result.items[1].attrs == Attributes{{"id", "2"}});
-  CHECK(applied.result.items[2].kind == Kind::Error);        // never assigned
-  CHECK(applied.result.items[3].kind == Kind::Error);        // nothing open to cancel
+  CHECK(applied.result.items[2].kind == Kind::Error);  // never assigned
+  CHECK(applied.result.items[3].kind == Kind::Error);  // nothing open to cancel
   CHECK(applied.result.items[4].kind == Kind::Status);
   CHECK(applied.result.items[4].attrs == Attributes{{"id", "002"}});
   CHECK(applied.result.items[5].kind == Kind::Error);
@@ -973,8 +983,8 @@ TEST_CASE("queries of forgotten closed orders are left for the database", "[prot
   CHECK(fx.empty());
   // Ownership of a forgotten order is for the database to check (by account), so another
   // account's query is also deferred, never answered from memory.
-  app::Applied other = app::apply(
-      protocol::parse(transactions("2", "<query id=\"2\"/>")), s.engine, s.now, fx);
+  app::Applied other =
+      app::apply(protocol::parse(transactions("2", "<query id=\"2\"/>")), s.engine, s.now, fx);
   REQUIRE(other.archive_lookups.size() == 1);
   CHECK(other.archive_lookups[0].id == 2);
 }
