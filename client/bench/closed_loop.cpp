@@ -1,10 +1,28 @@
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <thread>
 
 #include "bench/loops.hpp"
 
 namespace exch::bench {
+
+namespace {
+
+// Sleeps until `until_ns`, but wakes for the end of the run or Ctrl-C: an
+// exponential think time has a long tail, and the run must not outlast
+// --duration by it. Slices of at most 50 ms keep the wake-up prompt.
+void think(const RunContext& ctx, std::int64_t until_ns, std::int64_t stop_ns) {
+  constexpr std::int64_t kSliceNs = 50'000'000;
+  until_ns = std::min(until_ns, stop_ns);
+  for (std::int64_t now = ctx.tb.now_ns(); now < until_ns && !ctx.should_stop();
+       now = ctx.tb.now_ns())
+    std::this_thread::sleep_until(ctx.tb.at(std::min(until_ns, now + kSliceNs)));
+}
+
+}  // namespace
 
 void run_closed_loop(RunContext& ctx) {
   const BenchOptions& o = ctx.options;
@@ -31,8 +49,9 @@ void run_closed_loop(RunContext& ctx) {
       std::uint64_t index = sequence.fetch_add(1);
       samples.push_back(ctx.execute(executor, request, index, ctx.tb.now_ns(), warm));
       if (o.think_ms > 0) {
-        auto pause = std::chrono::duration<double, std::milli>(think_rng.exponential(o.think_ms));
-        std::this_thread::sleep_for(pause);
+        auto pause_ns = static_cast<std::int64_t>(think_rng.exponential(o.think_ms) * 1e6);
+        think(ctx, ctx.tb.now_ns() + pause_ns,
+              by_duration ? stop_ns : std::numeric_limits<std::int64_t>::max());
       }
     }
     ctx.add_samples(std::move(samples));

@@ -19,10 +19,15 @@ std::size_t Targets::sessions_opened() const {
   return n;
 }
 
-TargetResult Targets::exchange(std::size_t t, const std::string& xml, const TimeBase& tb) {
+TargetResult Targets::exchange(std::size_t t, const std::string& xml, const TimeBase& tb,
+                               std::unique_ptr<net::Session>* held) {
   TargetResult r;
   try {
-    if (persistent_) {
+    if (persistent_ && held != nullptr) {
+      // A session that failed is closed (unusable): open a new one.
+      if (!*held || !(*held)->usable()) *held = pools_[t]->acquire();
+      r.body = (*held)->request(xml);
+    } else if (persistent_) {
       auto session = pools_[t]->acquire();
       r.body = session->request(xml);
       pools_[t]->release(std::move(session));
@@ -38,6 +43,10 @@ TargetResult Targets::exchange(std::size_t t, const std::string& xml, const Time
   }
   r.end_ns = tb.now_ns();
   return r;
+}
+
+void Targets::release(std::size_t t, std::unique_ptr<net::Session> session) {
+  pools_[t]->release(std::move(session));
 }
 
 void Targets::preflight() {
@@ -57,7 +66,7 @@ Executor::Mode executor_mode(bool spawn_per_request, std::size_t targets) {
 }
 
 Executor::Executor(Targets& targets, Mode mode, const TimeBase& tb)
-    : targets_(targets), mode_(mode), tb_(tb) {
+    : targets_(targets), mode_(mode), tb_(tb), sessions_(targets.size()) {
   if (mode_ == Mode::Inline && targets_.size() != 1) mode_ = Mode::Helpers;
   if (mode_ == Mode::Helpers)
     for (std::size_t t = 0; t < targets_.size(); ++t)
@@ -71,6 +80,8 @@ Executor::~Executor() {
   }
   work_cv_.notify_all();
   for (auto& h : helpers_) h.join();
+  for (std::size_t t = 0; t < sessions_.size(); ++t)
+    if (sessions_[t]) targets_.release(t, std::move(sessions_[t]));
 }
 
 void Executor::helper_loop(std::size_t t) {
@@ -83,7 +94,7 @@ void Executor::helper_loop(std::size_t t) {
     const std::string& payload = (*payloads_)[t];
     TargetResult& result = (*results_)[t];
     lock.unlock();
-    result = targets_.exchange(t, payload, tb_);
+    result = targets_.exchange(t, payload, tb_, &sessions_[t]);
     lock.lock();
     if (--pending_ == 0) done_cv_.notify_one();
   }
@@ -94,7 +105,7 @@ void Executor::run(const std::vector<std::string>& payloads, std::vector<TargetR
   results.assign(n, TargetResult{});
   switch (mode_) {
     case Mode::Inline:
-      results[0] = targets_.exchange(0, payloads[0], tb_);
+      results[0] = targets_.exchange(0, payloads[0], tb_, &sessions_[0]);
       return;
     case Mode::Helpers: {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -111,7 +122,8 @@ void Executor::run(const std::vector<std::string>& payloads, std::vector<TargetR
       threads.reserve(n);
       for (std::size_t t = 0; t < n; ++t) {
         try {
-          threads.emplace_back([&, t] { results[t] = targets_.exchange(t, payloads[t], tb_); });
+          threads.emplace_back(
+              [&, t] { results[t] = targets_.exchange(t, payloads[t], tb_, &sessions_[t]); });
         } catch (const std::system_error& e) {
           results[t].error = std::string("cannot start a thread: ") + e.what();
           results[t].end_ns = tb_.now_ns();

@@ -47,8 +47,14 @@ class Targets {
   const net::Timeouts& timeouts() const { return timeouts_; }
   std::size_t sessions_opened() const;
 
-  // One request/reply with target t; never throws.
-  TargetResult exchange(std::size_t t, const std::string& xml, const TimeBase& tb);
+  // One request/reply with target t; never throws. With persistent sessions,
+  // `held` is the caller's own session to target t: opened on first use (or
+  // after a failure) and kept, so one client is one connection; without it, a
+  // session is borrowed from the shared pool for this request only.
+  TargetResult exchange(std::size_t t, const std::string& xml, const TimeBase& tb,
+                        std::unique_ptr<net::Session>* held = nullptr);
+  // Hands a client's session back for reuse (the next repetition's clients).
+  void release(std::size_t t, std::unique_ptr<net::Session> session);
   // Connects (and says the session hello when persistent) to every target;
   // throws NetError/SessionUnsupported with a clear message.
   void preflight();
@@ -86,6 +92,9 @@ class Executor {
   const std::vector<std::string>* payloads_ = nullptr;
   std::vector<TargetResult>* results_ = nullptr;
   std::vector<std::thread> helpers_;
+  // This client's persistent session to each target (slot t is only ever used
+  // by the one thread talking to target t at a time).
+  std::vector<std::unique_ptr<net::Session>> sessions_;
 };
 
 // The executor mode for a thread that issues requests one at a time.

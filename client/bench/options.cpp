@@ -29,7 +29,8 @@ const char* to_string(WorkloadKind w) {
 namespace {
 
 struct Raw {
-  std::string mode = "closed", workload = "orders", threads = "pool", replicas, reject_words;
+  std::string mode = "closed", workload = "orders", threads = "pool", replicas, reject_words,
+              class_mix;
   bool setup = false, no_setup = false, no_progress = false;
   unsigned port = 12345;
 };
@@ -86,6 +87,11 @@ po::options_description describe(BenchOptions& o, Raw& r) {
                       "create: new accounts per request")(
       "orders-per-request", po::value(&o.orders_per_request)->default_value(o.orders_per_request),
       "orders/mixed/query: children per <transactions> request")(
+      "class-mix", po::value(&r.class_mix),
+      "orders/mixed/query: request classes in one stream, CHILDREN:WEIGHT,... e.g. "
+      "1:10,8:20,10:20,50:50 (seed 001's Table 1 when the server runs with "
+      "--simulated-io-ms-per-child); each request draws its class; replaces "
+      "--orders-per-request; latency is also reported per class")(
       "price-decimals", po::value(&o.price_decimals)->default_value(o.price_decimals),
       "fractional digits of limit prices (uniform 90..110)")(
       "symbols", po::value(&o.symbols)->default_value(o.symbols), "symbols traded")(
@@ -238,6 +244,29 @@ ParseOutcome parse_bench_options(int argc, const char* const* argv, BenchOptions
   if (!(o.timeout_s > 0) || !(o.connect_timeout_s > 0)) return fail("timeouts must be positive");
   if (o.accounts_per_request == 0) return fail("--accounts-per-request must be >= 1");
   if (o.orders_per_request == 0) return fail("--orders-per-request must be >= 1");
+  if (!r.class_mix.empty()) {
+    if (o.workload == WorkloadKind::Create) return fail("--class-mix needs orders, mixed or query");
+    for (const std::string& item : split_list(r.class_mix)) {
+      auto colon = item.find(':');
+      unsigned long children = 0;
+      double weight = 0;
+      try {
+        std::size_t used = 0;
+        if (colon == std::string::npos) throw std::invalid_argument(item);
+        children = std::stoul(item.substr(0, colon), &used);
+        if (used != colon) throw std::invalid_argument(item);
+        weight = std::stod(item.substr(colon + 1), &used);
+        if (used != item.size() - colon - 1) throw std::invalid_argument(item);
+      } catch (const std::exception&) {
+        return fail("--class-mix: '" + item + "' is not CHILDREN:WEIGHT (e.g. 8:20)");
+      }
+      if (children == 0 || children > 10000)
+        return fail("--class-mix: children must be 1..10000 in '" + item + "'");
+      if (!(weight > 0)) return fail("--class-mix: weight must be positive in '" + item + "'");
+      o.class_mix.push_back({static_cast<unsigned>(children), weight});
+    }
+    if (o.class_mix.empty()) return fail("--class-mix is empty");
+  }
   if (o.price_decimals > 6) return fail("--price-decimals must be 0..6");
   if (o.symbols == 0) return fail("--symbols must be >= 1");
   if (o.accounts == 0) return fail("--accounts must be >= 1");

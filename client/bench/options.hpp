@@ -38,6 +38,13 @@ struct BenchOptions {
   WorkloadKind workload = WorkloadKind::Orders;
   unsigned accounts_per_request = 1;
   unsigned orders_per_request = 1;
+  // --class-mix: request classes by number of children, drawn per request with
+  // these weights (empty = every request has orders_per_request children).
+  struct RequestClass {
+    unsigned children;
+    double weight;
+  };
+  std::vector<RequestClass> class_mix;
   unsigned price_decimals = 0;
   unsigned symbols = 20;
   unsigned accounts = 200;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -14,6 +15,7 @@ RepSummary summarize_rep(unsigned rep, const std::vector<Sample>& samples) {
   RepSummary r;
   r.rep = rep;
   std::vector<double> latency, first;
+  std::map<unsigned, std::vector<double>> latency_by_class;
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();
   for (const Sample& s : samples) {
@@ -48,6 +50,7 @@ RepSummary summarize_rep(unsigned rep, const std::vector<Sample>& samples) {
     r.items_rejected += s.items_rejected;
     r.items_error += s.items_error;
     latency.push_back(static_cast<double>(s.end_ns - s.intended_ns) / 1e6);
+    latency_by_class[s.items].push_back(latency.back());
     first.push_back(static_cast<double>(s.first_ns - s.intended_ns) / 1e6);
   }
   if (end > begin) r.completion_s = static_cast<double>(end - begin) / 1e9;
@@ -57,6 +60,8 @@ RepSummary summarize_rep(unsigned rep, const std::vector<Sample>& samples) {
   }
   r.latency_ms = stats::summarize(std::move(latency));
   r.first_latency_ms = stats::summarize(std::move(first));
+  for (auto& [children, samples] : latency_by_class)
+    r.by_class.push_back({children, stats::summarize(std::move(samples))});
   return r;
 }
 
@@ -146,6 +151,13 @@ void print_summary(std::ostream& os, const BenchOptions& o, const std::vector<st
     };
     line(replicas ? "vote ms      " : "latency ms   ", r.latency_ms);
     if (replicas) line("first ms     ", r.first_latency_ms);
+    if (!o.class_mix.empty()) {
+      for (const ClassLatency& c : r.by_class) {
+        std::ostringstream name;
+        name << "  " << std::left << std::setw(4) << c.children << "children";
+        line(name.str().c_str(), c.latency_ms);
+      }
+    }
     os << "  jitter"
        << (replicas ? "                     all replies  first reply\n"
                     : "                     round trip\n");
@@ -325,6 +337,14 @@ bool write_json(const std::string& path, const BenchOptions& o,
   j.field("workload", to_string(o.workload));
   j.field("accounts_per_request", o.accounts_per_request);
   j.field("orders_per_request", o.orders_per_request);
+  j.begin_array("class_mix");
+  for (const auto& c : o.class_mix) {
+    j.begin_object();
+    j.field("children", c.children);
+    j.field("weight", c.weight);
+    j.end_object();
+  }
+  j.end_array();
   j.field("price_decimals", o.price_decimals);
   j.field("symbols", o.symbols);
   j.field("accounts", o.accounts);
@@ -370,6 +390,16 @@ bool write_json(const std::string& path, const BenchOptions& o,
       j.field("replica_failures", r.replica_failures);
     }
     j.field("sessions_opened", static_cast<std::uint64_t>(r.sessions_opened));
+    if (!o.class_mix.empty()) {
+      j.begin_array("latency_ms_by_class");
+      for (const ClassLatency& c : r.by_class) {
+        j.begin_object();
+        j.field("children", c.children);
+        summary_json(j, "latency_ms", c.latency_ms);
+        j.end_object();
+      }
+      j.end_array();
+    }
     j.begin_array("error_examples");
     for (const auto& e : r.error_examples) j.value(e);
     j.end_array();

@@ -24,6 +24,12 @@ struct SetupSummary {
   double seconds = 0;
 };
 
+// Latency of the served requests with one number of children (--class-mix).
+struct ClassLatency {
+  unsigned children = 0;
+  stats::Summary latency_ms;
+};
+
 struct RepSummary {
   unsigned rep = 0;
   std::uint64_t requests = 0;  // measured (warm-up excluded), any outcome
@@ -40,6 +46,7 @@ struct RepSummary {
   std::uint64_t replica_failures = 0;
   std::size_t sessions_opened = 0;
   std::vector<std::string> error_examples;
+  std::vector<ClassLatency> by_class;  // ascending children; shown with --class-mix
 };
 
 RepSummary summarize_rep(unsigned rep, const std::vector<Sample>& samples);

@@ -110,7 +110,19 @@ std::size_t IdPool::size() const {
   return total_;
 }
 
-Workload::Workload(const BenchOptions& options) : o_(options), pool_(options.accounts) {}
+Workload::Workload(const BenchOptions& options) : o_(options), pool_(options.accounts) {
+  for (const auto& c : o_.class_mix) class_weight_total_ += c.weight;
+}
+
+unsigned Workload::children(Rng& rng) const {
+  if (o_.class_mix.empty()) return o_.orders_per_request;
+  double u = rng.uniform01() * class_weight_total_;
+  for (const auto& c : o_.class_mix) {
+    if (u < c.weight) return c.children;
+    u -= c.weight;
+  }
+  return o_.class_mix.back().children;  // u landed on the total by rounding
+}
 
 std::string Workload::account_id(std::size_t i) const {
   return std::to_string(o_.account_base + i);
@@ -136,7 +148,7 @@ Request Workload::make_order_request(Rng& rng, std::size_t account) const {
   r.transactions = true;
   r.account_index = account;
   r.account = account_id(account);
-  for (unsigned i = 0; i < o_.orders_per_request; ++i) r.children.push_back(random_order(rng));
+  for (unsigned i = 0, n = children(rng); i < n; ++i) r.children.push_back(random_order(rng));
   return r;
 }
 
@@ -163,7 +175,7 @@ Request Workload::make_mixed(Rng& rng) {
   r.transactions = true;
   r.account_index = account;
   r.account = account_id(account);
-  for (unsigned i = 0; i < o_.orders_per_request; ++i) {
+  for (unsigned i = 0, n = children(rng); i < n; ++i) {
     double u = rng.uniform01();
     Child c;
     if (u < o_.query_ratio + o_.cancel_ratio) {
@@ -198,7 +210,7 @@ Request Workload::make_query(Rng& rng) {
   r.transactions = true;
   r.account_index = account;
   r.account = account_id(account);
-  for (unsigned i = 0; i < o_.orders_per_request; ++i) {
+  for (unsigned i = 0, n = children(rng); i < n; ++i) {
     Child c;
     c.kind = ChildKind::Query;
     if (!pool_.pick(account, rng, false, c.ids)) break;

@@ -75,6 +75,9 @@ class Workload {
   std::size_t id_pool_size() const { return pool_.size(); }
 
  private:
+  // Children of the next request: --class-mix drawn by weight, else
+  // --orders-per-request.
+  unsigned children(Rng& rng) const;
   Request make_order_request(Rng& rng, std::size_t account) const;
   Child random_order(Rng& rng) const;
   Request make_create(Rng& rng);
@@ -84,6 +87,7 @@ class Workload {
   const BenchOptions& o_;
   IdPool pool_;
   std::atomic<std::uint64_t> next_new_account_{1};
+  double class_weight_total_ = 0;
 };
 
 std::string format_price(std::int64_t scaled, unsigned decimals);

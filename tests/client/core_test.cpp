@@ -531,3 +531,37 @@ TEST_CASE("bench options: defaults and validation", "[options]") {
   const char* bal[] = {"bench", "--balance", "1e9"};
   CHECK(parse_bench_options(3, bal, s).kind == ParseOutcome::Error);
 }
+
+TEST_CASE("class mix: parsed strictly, drawn by weight, reproducible", "[workload][options]") {
+  BenchOptions o;
+  const char* mix[] = {"bench", "--workload", "query", "--class-mix", "1:10,8:20,10:20,50:50"};
+  REQUIRE(parse_bench_options(5, mix, o).kind == ParseOutcome::Run);
+  REQUIRE(o.class_mix.size() == 4);
+  CHECK(o.class_mix[3].children == 50);
+  CHECK(o.class_mix[3].weight == 50);
+
+  for (const char* bad : {"8", "8:", ":5", "0:5", "8:0", "8:-1", "8x:5", "8:5x"}) {
+    BenchOptions b;
+    const char* args[] = {"bench", "--class-mix", bad};
+    CHECK(parse_bench_options(3, args, b).kind == ParseOutcome::Error);
+  }
+  BenchOptions c;
+  const char* create[] = {"bench", "--workload", "create", "--class-mix", "1:1"};
+  CHECK(parse_bench_options(5, create, c).kind == ParseOutcome::Error);
+
+  // Orders workload with two classes 1:3 and 4:1: about a quarter of the
+  // requests have 4 children, the rest 1, and the same seed gives the same stream.
+  BenchOptions w;
+  w.class_mix = {{1, 3}, {4, 1}};
+  Workload w1(w), w2(w);
+  Rng r1(9), r2(9);
+  int four = 0;
+  for (int i = 0; i < 4000; ++i) {
+    Request a = w1.next(r1);
+    CHECK(a.render(0) == w2.next(r2).render(0));
+    REQUIRE((a.children.size() == 1 || a.children.size() == 4));
+    four += a.children.size() == 4;
+  }
+  CHECK(four > 850);  // expected 1000; sd about 27
+  CHECK(four < 1150);
+}
