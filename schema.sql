@@ -50,3 +50,14 @@ CREATE TABLE IF NOT EXISTS executions (
 );
 CREATE INDEX IF NOT EXISTS executions_by_buy_order ON executions (buy_order);
 CREATE INDEX IF NOT EXISTS executions_by_sell_order ON executions (sell_order);
+
+-- One row: the last batch committed, as (writer, batch): a random number per server process
+-- and the batch's sequence number. Every group commit updates it in the same statement, so
+-- when the connection breaks during a commit the server reads it back and knows whether that
+-- commit went through, instead of telling clients "not applied" about something that was.
+CREATE TABLE IF NOT EXISTS commit_marker (
+  singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
+  writer    BIGINT NOT NULL,
+  batch     BIGINT NOT NULL
+);
+INSERT INTO commit_marker (writer, batch) VALUES (0, 0) ON CONFLICT DO NOTHING;

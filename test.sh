@@ -96,6 +96,9 @@ scripts/local-pg.sh destroy "$PG_DIR"
 pg_started=1
 EXCHANGE_TEST_DATABASE_URL=$(scripts/local-pg.sh start "$PG_DIR" "$PG_PORT" | tail -n 1)
 export EXCHANGE_TEST_DATABASE_URL
+# For the test that restarts PostgreSQL under load (tests/e2e/faults_test.cpp).
+export EXCHANGE_TEST_PG_DIR="$PWD/$PG_DIR" EXCHANGE_TEST_PG_PORT="$PG_PORT"
+export EXCHANGE_TEST_LOCAL_PG="$PWD/scripts/local-pg.sh"
 export EXCHANGE_SERVER_BIN="$PWD/build/bin/exchange-server"
 export EXCHANGE_CLIENT_BIN="$PWD/build/bin/exchange-client"
 echo "EXCHANGE_TEST_DATABASE_URL=$EXCHANGE_TEST_DATABASE_URL"

@@ -215,8 +215,11 @@ int main(int argc, char** argv) {
 
     store::BatchWriter writer(cfg.db);
     app::Recovery* recovery = nullptr;
-    store::Batcher batcher([&writer](const store::Batch& batch) { writer.write(batch); },
-                           [&](store::Ticket failed) { return (*recovery)(batcher, failed); });
+    store::Batcher batcher(
+        [&writer](const store::Batch& batch, store::Ticket t) { writer.write(batch, t); },
+        [&](store::Ticket failed, store::Outcome outcome) {
+          (*recovery)(batcher, failed, outcome);
+        });
     store::OrderArchive archive(cfg.db);
     app::RequestHandler handler(engine, batcher, archive, cfg.closed_orders_cached);
     app::Recovery recover(cfg.db, engine, handler);

@@ -9,16 +9,15 @@
 
 namespace app {
 
-std::vector<store::Batcher::Done> Recovery::operator()(store::Batcher& batcher,
-                                                       store::Ticket failed) {
-  std::vector<store::Batcher::Done> failed_requests;
+void Recovery::operator()(store::Batcher& batcher, store::Ticket failed, store::Outcome outcome) {
+  std::vector<std::function<void()>> failed_requests;
   {
     std::unique_lock<boost::shared_mutex> lock(handler_.engine_lock());
-    failed_requests = batcher.fail_open_batch(failed);
+    failed_requests = batcher.fail_open_batch(failed, outcome);
     handler_.set_available(false);
   }
   // Their errors go out now, not after the database is back.
-  for (auto& done : failed_requests) done(false);
+  for (auto& reply : failed_requests) reply();
 
   for (int attempt = 1;; ++attempt) {
     try {
@@ -28,7 +27,7 @@ std::vector<store::Batcher::Done> Recovery::operator()(store::Batcher& batcher,
       db.load(engine_);
       handler_.set_available(true);
       EXCHANGE_LOG(warn) << "state reloaded from the database; serving again";
-      return {};
+      return;
     } catch (const std::exception& e) {
       EXCHANGE_LOG(error) << "reloading state failed (attempt " << attempt << "): " << e.what();
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 10) * 100));

@@ -18,7 +18,7 @@ class Recovery {
       : conninfo_(std::move(conninfo)), engine_(engine), handler_(handler) {}
 
   // The Batcher's RecoverFn; runs on its writer thread and returns once the engine is back.
-  std::vector<store::Batcher::Done> operator()(store::Batcher& batcher, store::Ticket failed);
+  void operator()(store::Batcher& batcher, store::Ticket failed, store::Outcome outcome);
 
  private:
   std::string conninfo_;

@@ -89,15 +89,21 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
 
   if (!applied.archive_lookups.empty()) complete_from_archive(cmd.account, applied, archive_);
   std::string xml = internal_error ? std::string() : protocol::render(applied.result);
-  batcher_.when_durable(ticket, [xml = std::move(xml), done = std::move(done)](bool committed) {
-    if (committed && !xml.empty()) {
-      done(xml);
-    } else {
-      done(protocol::render(protocol::Result::failure(
-          "Internal error: the request was not applied (the database write failed); "
-          "it is safe to retry")));
-    }
-  });
+  batcher_.when_durable(
+      ticket, [xml = std::move(xml), done = std::move(done)](store::Outcome outcome) {
+        if (outcome == store::Outcome::Committed && !xml.empty()) {
+          done(xml);
+        } else if (outcome == store::Outcome::Unknown) {
+          done(protocol::render(protocol::Result::failure(
+              "Internal error: the database connection broke while this request was being "
+              "committed, and the database could not be asked whether it was; query your "
+              "orders before retrying")));
+        } else {
+          done(protocol::render(protocol::Result::failure(
+              "Internal error: the request was not applied (the database write failed); "
+              "it is safe to retry")));
+        }
+      });
 }
 
 std::string RequestHandler::handle_blocking(std::string_view payload) {

@@ -44,43 +44,51 @@ void Batcher::poison_open_batch() {
   wake_.notify_one();
 }
 
-bool Batcher::failed(Ticket t) const {
-  for (const auto& [first, last] : failed_ranges_)
-    if (t >= first && t <= last) return true;
+bool Batcher::failed(Ticket t, Outcome& outcome) const {
+  for (const FailedRange& r : failed_ranges_) {
+    if (t >= r.first && t <= r.last) {
+      outcome = t == r.first ? r.first_outcome : Outcome::NotApplied;
+      return true;
+    }
+  }
   return false;
 }
 
 void Batcher::when_durable(Ticket ticket, Done done) {
-  bool known = false, ok = false;
+  bool known = true;
+  Outcome outcome = Outcome::Committed;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (failed(ticket)) {
-      known = true;
-    } else if (ticket <= committed_through_) {
-      known = ok = true;
-    } else {
+    if (!failed(ticket, outcome) && ticket > committed_through_) {
+      known = false;
       waiters_.emplace(ticket, std::move(done));
     }
   }
-  if (known) done(ok);
+  if (known) done(outcome);
 }
 
-std::vector<Batcher::Done> Batcher::take_waiters_through(Ticket t) {
-  std::vector<Done> out;
+std::vector<std::pair<Ticket, Batcher::Done>> Batcher::take_waiters_through(Ticket t) {
+  std::vector<std::pair<Ticket, Done>> out;
   auto end = waiters_.upper_bound(t);
-  for (auto it = waiters_.begin(); it != end; ++it) out.push_back(std::move(it->second));
+  for (auto it = waiters_.begin(); it != end; ++it)
+    out.emplace_back(it->first, std::move(it->second));
   waiters_.erase(waiters_.begin(), end);
   return out;
 }
 
-std::vector<Batcher::Done> Batcher::fail_open_batch(Ticket failed_from) {
+std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket, Outcome outcome) {
   std::lock_guard<std::mutex> lock(mutex_);
-  failed_ranges_.emplace_back(failed_from, open_ticket_);
+  failed_ranges_.push_back({failed_ticket, open_ticket_, outcome});
   open_ = Batch();
   open_poisoned_ = false;
   ++open_ticket_;
   ++stats_.failures;
-  return take_waiters_through(open_ticket_ - 1);
+  std::vector<std::function<void()>> out;
+  for (auto& [ticket, done] : take_waiters_through(open_ticket_ - 1)) {
+    Outcome o = ticket == failed_ticket ? outcome : Outcome::NotApplied;
+    out.push_back([o, done = std::move(done)] { done(o); });
+  }
+  return out;
 }
 
 Ticket Batcher::committed_through() const {
@@ -111,19 +119,27 @@ void Batcher::run() {
       ticket = open_ticket_++;
     }
 
-    bool ok = !poisoned;
+    // A poisoned batch is never written: its requests are certainly not applied.
+    Outcome outcome = poisoned ? Outcome::NotApplied : Outcome::Committed;
     auto started = std::chrono::steady_clock::now();
-    if (ok) {
+    if (!poisoned) {
       try {
-        write_(batch);
+        write_(batch, ticket);
+      } catch (const CommitOutcomeUnknown& e) {
+        EXCHANGE_LOG(error) << "writing batch " << ticket << ": " << e.what();
+        outcome = Outcome::Unknown;
       } catch (const std::exception& e) {
         EXCHANGE_LOG(error) << "writing batch " << ticket << " failed: " << e.what();
-        ok = false;
+        outcome = Outcome::NotApplied;
       }
     }
 
-    std::vector<Done> done;
-    if (ok) {
+    if (outcome != Outcome::Committed) {
+      recover_(ticket, outcome);
+      continue;
+    }
+    std::vector<std::pair<Ticket, Done>> done;
+    {
       std::lock_guard<std::mutex> lock(mutex_);
       committed_through_ = ticket;
       ++stats_.batches;
@@ -132,10 +148,8 @@ void Batcher::run() {
                                        std::chrono::steady_clock::now() - started)
                                        .count();
       done = take_waiters_through(ticket);
-    } else {
-      done = recover_(ticket);
     }
-    for (Done& d : done) d(ok);
+    for (auto& [t, d] : done) d(Outcome::Committed);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -25,14 +26,27 @@ namespace store {
 
 using Ticket = std::uint64_t;
 
+// Thrown by a WriteFn whose write failed when it cannot learn whether the commit went through.
+struct CommitOutcomeUnknown : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// What became of a request's effects.
+enum class Outcome {
+  Committed,   // durable
+  NotApplied,  // certainly not stored (its batch failed, or was never written)
+  Unknown,     // the connection broke during its commit and PostgreSQL stayed unreachable
+};
+
 class Batcher {
  public:
-  // `write` makes a batch durable or throws. `recover` runs on the writer thread after a failed
-  // write: it must take the engine's exclusive lock, call fail_open_batch(), rebuild the engine
-  // from the database, and return the callbacks fail_open_batch() handed it.
-  using WriteFn = std::function<void(const Batch&)>;
-  using Done = std::function<void(bool committed)>;
-  using RecoverFn = std::function<std::vector<Done>(Ticket failed)>;
+  // `write` makes a batch durable or throws (store::CommitOutcomeUnknown when it cannot tell).
+  // `recover` runs on the writer thread after a failed write: it must take the engine's
+  // exclusive lock, call fail_open_batch(), run the callbacks it hands back, and rebuild the
+  // engine from the database.
+  using WriteFn = std::function<void(const Batch&, Ticket)>;
+  using Done = std::function<void(Outcome)>;
+  using RecoverFn = std::function<void(Ticket failed, Outcome outcome)>;
 
   Batcher(WriteFn write, RecoverFn recover);
   ~Batcher();
@@ -48,12 +62,14 @@ class Batcher {
   // Under the engine lock: the open batch must not be written (the engine hit an internal
   // error while applying a request); it fails and the engine is rebuilt.
   void poison_open_batch();
-  // Runs `done` once the ticket's batch is committed (true) or has failed (false): at once if
-  // that is already known, otherwise on the writer thread.
+  // Runs `done` once the ticket's batch is committed or has failed: at once if that is
+  // already known, otherwise on the writer thread.
   void when_durable(Ticket ticket, Done done);
-  // For RecoverFn, under the engine's exclusive lock: fails the open batch as well and returns
-  // the callbacks of every failed request.
-  std::vector<Done> fail_open_batch(Ticket failed_from);
+  // For RecoverFn, under the engine's exclusive lock: batch `failed` ended with `outcome`;
+  // fails the open batch behind it as well (its requests saw the failed batch's state and
+  // were never written: NotApplied). Returns every failed request's callback, bound to its
+  // outcome, to be run outside the lock.
+  std::vector<std::function<void()>> fail_open_batch(Ticket failed, Outcome outcome);
 
   // Every batch up to this ticket is durable.
   Ticket committed_through() const;
@@ -66,8 +82,9 @@ class Batcher {
 
  private:
   void run();
-  bool failed(Ticket t) const;
-  std::vector<Done> take_waiters_through(Ticket t);
+  // The outcome of a ticket in a failed range, if it is in one.
+  bool failed(Ticket t, Outcome& outcome) const;
+  std::vector<std::pair<Ticket, Done>> take_waiters_through(Ticket t);
 
   WriteFn write_;
   RecoverFn recover_;
@@ -77,7 +94,11 @@ class Batcher {
   bool open_poisoned_ = false;
   Ticket open_ticket_ = 1;
   Ticket committed_through_ = 0;
-  std::vector<std::pair<Ticket, Ticket>> failed_ranges_;  // inclusive; rare
+  struct FailedRange {
+    Ticket first, last;     // inclusive
+    Outcome first_outcome;  // the batch whose write failed; the rest are NotApplied
+  };
+  std::vector<FailedRange> failed_ranges_;  // rare
   std::multimap<Ticket, Done> waiters_;
   bool stopping_ = false;
   bool writer_idle_ = false;  // waiting for work: a submit must wake it

@@ -25,6 +25,8 @@ WITH new_symbols AS (
   SELECT * FROM unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
   ON CONFLICT (account_id, symbol) DO UPDATE
     SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
+), marker AS (
+  UPDATE commit_marker SET writer = $23, batch = $24
 ), order_rows AS (
   INSERT INTO orders (id, account_id, symbol, amount, limit_price, open_amount, created_at,
                       canceled_at)
@@ -154,7 +156,13 @@ std::optional<exchange::OrderStatus> Database::find_order(const std::string& acc
   return status;
 }
 
-void Database::write(const Batch& batch) {
+bool Database::committed(const CommitMark& mark) {
+  pqxx::read_transaction tx(*conn_);
+  auto row = tx.exec1("SELECT writer, batch FROM commit_marker");
+  return row[0].as<std::int64_t>() == mark.writer && row[1].as<std::int64_t>() == mark.batch;
+}
+
+void Database::write(const Batch& batch, const CommitMark& mark) {
   ArrayLiteral sym;
   for (const auto& s : batch.symbols) sym.add(s);
 
@@ -205,7 +213,7 @@ void Database::write(const Batch& batch) {
                    pos_granted.done(), o_id.done(), o_account.done(), o_symbol.done(),
                    o_amount.done(), o_limit.done(), o_open.done(), o_created.done(),
                    o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(), e_shares.done(),
-                   e_price.done(), e_time.done());
+                   e_price.done(), e_time.done(), mark.writer, mark.batch);
 }
 
 }  // namespace store

@@ -21,6 +21,17 @@ using namespace testing_support;
 
 namespace {
 
+// test.sh's cluster: restarted in place by the restart test.
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+int local_pg(const std::string& args) {
+  std::string cmd = env_or_empty("EXCHANGE_TEST_LOCAL_PG") + " " + args + " >/dev/null 2>&1";
+  return std::system(cmd.c_str());
+}
+
 void kill_server_connections() {
   query_value(
       "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
@@ -65,6 +76,43 @@ TEST_CASE("the server survives its database connections being killed under load"
   };
   CHECK_FALSE(probe_exact(balance + "1"));  // ten times more (or more digits): refused
   CHECK(probe_exact(balance));              // exactly the stored balance: accepted
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("the server rides out a PostgreSQL restart under load", "[e2e]") {
+  const std::string dir = env_or_empty("EXCHANGE_TEST_PG_DIR");
+  const std::string port = env_or_empty("EXCHANGE_TEST_PG_PORT");
+  if (dir.empty() || port.empty() || env_or_empty("EXCHANGE_TEST_LOCAL_PG").empty()) {
+    // Only ./test.sh knows how to restart its cluster; a bare ctest run against another
+    // PostgreSQL must not stop it.
+    WARN("EXCHANGE_TEST_PG_DIR/PORT/LOCAL_PG unset: not restarting someone else's PostgreSQL");
+    return;
+  }
+  ServerProcess server({"--concurrency", "pool", "--reset"});
+  create_traders(server.port(), 500, 6, "R");
+  RandomTraders traders(server.port(), 8, 500, 6, "R", 11);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int before_restart = traders.acknowledged();
+  REQUIRE(before_restart > 0);
+
+  // A fast shutdown (what a restart by an operator or a package upgrade does), down for a
+  // second, then up again on the same port and data.
+  REQUIRE(local_pg("stop " + dir) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  REQUIRE(local_pg("start " + dir + " " + port) == 0);
+
+  // The server reconnects by itself and acknowledges again.
+  int after_restart = traders.acknowledged();
+  for (int wait = 0; wait < 200 && traders.acknowledged() < after_restart + 50; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto acked = traders.stop();
+  CHECK(static_cast<int>(acked.size()) >= after_restart + 50);
+  CHECK(traders.error_replies() > 0);  // requests meanwhile were refused, not lost
+
+  auto violations = conservation_violations();
+  for (const auto& v : violations) UNSCOPED_INFO(v);
+  CHECK(violations.empty());
+  CHECK(missing_orders(server.port(), acked).empty());
   CHECK(server.stop() == 0);
 }
 
