@@ -5,9 +5,9 @@
 #   ./test.sh                 all tests, then the concurrency tests under ThreadSanitizer
 #   ./test.sh -R parser       extra arguments go to both ctest runs
 #   SKIP_TSAN=1 ./test.sh     skip the ThreadSanitizer build and run (quick local loop)
-#   EXCHANGE_TEST_PG_PORT=N   use another port for the test PostgreSQL (default 55432)
+#   EXCHANGE_TEST_PG_PORT=N   use another port for the test PostgreSQL (default 25432)
 #
-# Tests get a FRESH private PostgreSQL (.local/test-pg, port 55432) through
+# Tests get a FRESH private PostgreSQL (.local/test-pg, port 25432) through
 # EXCHANGE_TEST_DATABASE_URL, and the binaries under test through
 # EXCHANGE_SERVER_BIN / EXCHANGE_CLIENT_BIN. The cluster is stopped on exit,
 # also on failure. The last line is a summary: "summary: N passed, N failed, N skipped".
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 PG_DIR=.local/test-pg
-PG_PORT=${EXCHANGE_TEST_PG_PORT:-55432} # override when another cluster already uses 55432
+PG_PORT=${EXCHANGE_TEST_PG_PORT:-25432} # override when another cluster already uses 25432
 LOG_DIR=.local/test-logs
 
 stage="setting up"

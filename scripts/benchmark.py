@@ -92,7 +92,7 @@ def main():
     soak = 0.5 if args.quick else args.soak_minutes
 
     db = args.db or subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start",
-                                    os.path.join(ROOT, ".local", "bench-pg"), "55888"],
+                                    os.path.join(ROOT, ".local", "bench-pg"), "25888"],
                                    check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     rows = []
 

@@ -12,6 +12,11 @@
 # throw it away and start fresh. It listens on 127.0.0.1 only, and its unix
 # socket lives inside the data dir so it never collides with /var/run/postgresql.
 #
+# Ports: the project's clusters use 25432 (tests), 25600/25601 (study), 25777/25888/25999
+# (soak, benchmark, overload), 5433 (run.sh): all below Linux's ephemeral range (32768-60999),
+# because a restart on a port inside it fails with "Address already in use" whenever some
+# client connection happens to hold that number as its local port.
+#
 # Progress goes to stderr; stdout carries only the URL, so callers can do
 # URL=$(scripts/local-pg.sh start DIR PORT | tail -n 1).
 set -euo pipefail

@@ -228,7 +228,7 @@ def main():
     db = args.db
     if not db:
         db = subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start",
-                             os.path.join(ROOT, ".local", "overload-pg"), "55999"],
+                             os.path.join(ROOT, ".local", "overload-pg"), "25999"],
                             check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     print(f"overload: {args.clients} bench clients for {args.duration} s, unloaded and then beside "
           f"{args.idle} idle connections and {args.slow} clients sending a byte every "

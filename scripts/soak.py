@@ -129,7 +129,7 @@ def main():
     db = args.db
     if not db:
         db = subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start",
-                             os.path.join(ROOT, ".local", "soak-pg"), "55777"],
+                             os.path.join(ROOT, ".local", "soak-pg"), "25777"],
                             check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     server = subprocess.Popen([SERVER, "--port", str(args.port), "--bind", "127.0.0.1", "--db", db,
                                "--concurrency", args.model, "--reset"])

@@ -12,8 +12,8 @@
 # scripts/build.sh if missing), PostgreSQL 15 (scripts/install-deps.sh), python3 with venv.
 # PostgreSQL: $WRITEUP_DATABASE_URL if set (the study creates databases PREFIX, PREFIX_r1..r4
 # there; PREFIX = $WRITEUP_DB_PREFIX, default writeup), else a private cluster started here with
-# scripts/local-pg.sh in .local/writeup-pg (port $WRITEUP_PG_PORT, default 55600; --quick:
-# .local/writeup-pg-quick, port 55601) and stopped again at the end.
+# scripts/local-pg.sh in .local/writeup-pg (port $WRITEUP_PG_PORT, default 25600; --quick:
+# .local/writeup-pg-quick, port 25601) and stopped again at the end.
 #
 # Exit status: 0 done; 77 with "SKIPPED: reason" when the Python tools cannot be installed;
 # anything else is a failure.
@@ -43,7 +43,7 @@ if [[ $quick -eq 1 ]]; then
   REPORT_PDF=$OUT/report.pdf
   LOGS=$OUT/logs
   PG_DIR=.local/writeup-pg-quick
-  PG_PORT=${WRITEUP_PG_PORT:-55601}
+  PG_PORT=${WRITEUP_PG_PORT:-25601}
 else
   RESULTS=writeup/results
   FIGURES=writeup/figures
@@ -51,7 +51,7 @@ else
   REPORT_PDF=writeup/report.pdf
   LOGS=writeup/cache/logs
   PG_DIR=.local/writeup-pg
-  PG_PORT=${WRITEUP_PG_PORT:-55600}
+  PG_PORT=${WRITEUP_PG_PORT:-25600}
 fi
 
 say() { printf '\n== make_report: %s\n' "$*"; }

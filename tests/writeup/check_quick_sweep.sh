@@ -6,7 +6,7 @@
 #
 # Database: $EXCHANGE_TEST_DATABASE_URL (set by test.sh) if present: the study then uses
 # databases writeup_quick, writeup_quick_r1.. on that cluster; otherwise make_report.sh starts
-# its own private cluster (.local/writeup-pg-quick, port 55601).
+# its own private cluster (.local/writeup-pg-quick, port 25601).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
