@@ -5,6 +5,9 @@
 #   ./test.sh                 all tests, then the concurrency tests under ThreadSanitizer
 #   ./test.sh -R parser       extra arguments go to both ctest runs
 #   SKIP_TSAN=1 ./test.sh     skip the ThreadSanitizer build and run (quick local loop)
+#   SANITIZE=address ./test.sh  instead: the WHOLE suite against an AddressSanitizer+UBSan build
+#   SANITIZE=thread ./test.sh   instead: the WHOLE suite against a ThreadSanitizer build
+#                             (build-asan/ or build-tsan/, instrumented server and client)
 #   EXCHANGE_TEST_PG_PORT=N   use another port for the test PostgreSQL (default 25432)
 #
 # Tests get a FRESH private PostgreSQL (.local/test-pg, port 25432) through
@@ -81,9 +84,19 @@ stage="installing dependencies"
 header "installing dependencies"
 scripts/install-deps.sh
 
+SANITIZE=${SANITIZE:-}
+case "$SANITIZE" in
+  "") ;;
+  address | thread) SKIP_TSAN=1 ;; # the whole suite runs instrumented instead
+  *) echo "test.sh: SANITIZE must be address or thread" >&2; exit 2 ;;
+esac
+BUILD=build
+[[ "$SANITIZE" == address ]] && BUILD=build-asan
+[[ "$SANITIZE" == thread ]] && BUILD=build-tsan
+
 stage="building"
-header "building build/ (RelWithDebInfo)"
-scripts/build.sh build
+header "building $BUILD/ (RelWithDebInfo${SANITIZE:+, $SANITIZE sanitizer})"
+scripts/build.sh "$BUILD" ${SANITIZE:+-DEXCHANGE_SANITIZER=$SANITIZE}
 if [[ "${SKIP_TSAN:-0}" != 1 ]]; then
   header "building build-tsan/ (ThreadSanitizer)"
   scripts/build.sh build-tsan -DEXCHANGE_SANITIZER=thread
@@ -99,32 +112,37 @@ export EXCHANGE_TEST_DATABASE_URL
 # For the test that restarts PostgreSQL under load (tests/e2e/faults_test.cpp).
 export EXCHANGE_TEST_PG_DIR="$PWD/$PG_DIR" EXCHANGE_TEST_PG_PORT="$PG_PORT"
 export EXCHANGE_TEST_LOCAL_PG="$PWD/scripts/local-pg.sh"
-export EXCHANGE_SERVER_BIN="$PWD/build/bin/exchange-server"
-export EXCHANGE_CLIENT_BIN="$PWD/build/bin/exchange-client"
+export EXCHANGE_SERVER_BIN="$PWD/$BUILD/bin/exchange-server"
+export EXCHANGE_CLIENT_BIN="$PWD/$BUILD/bin/exchange-client"
 echo "EXCHANGE_TEST_DATABASE_URL=$EXCHANGE_TEST_DATABASE_URL"
 
 mkdir -p "$LOG_DIR"
 
+# TSan's fixed memory layout breaks with the high mmap randomisation of some
+# kernels ("unexpected memory mapping"); running without ASLR avoids it.
+tsan_wrap=()
+if [[ "$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0)" -gt 28 ]]; then
+  tsan_wrap=(setarch "$(uname -m)" -R)
+fi
+# halt_on_error: the first report fails the test instead of being a line in a log.
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1 ${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1 ${UBSAN_OPTIONS:-}"
+export TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}"
+wrap=()
+[[ "$SANITIZE" == thread ]] && wrap=("${tsan_wrap[@]}")
+
 stage="running tests"
-header "running tests (build/)"
+header "running tests ($BUILD/)"
 # -j1: the end-to-end tests share one PostgreSQL and fixed ports.
 # --no-tests=error: a suite that finds no tests is broken, not green.
-run_ctest tests ctest --test-dir build --output-on-failure -j1 --no-tests=error "$@"
+run_ctest tests "${wrap[@]}" ctest --test-dir "$BUILD" --output-on-failure -j1 --no-tests=error "$@"
 
 if [[ "${SKIP_TSAN:-0}" != 1 ]]; then
   header "running concurrency tests under ThreadSanitizer (build-tsan/)"
-  # The server under test is the instrumented one; halt_on_error turns the
-  # first data race into a failing test instead of a line in a log.
-  tsan_wrap=()
-  # TSan's fixed memory layout breaks with the high mmap randomisation of some
-  # kernels ("unexpected memory mapping"); running without ASLR avoids it.
-  if [[ "$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0)" -gt 28 ]]; then
-    tsan_wrap=(setarch "$(uname -m)" -R)
-  fi
+  # The server under test is the instrumented one.
   EXCHANGE_SERVER_BIN="$PWD/build-tsan/bin/exchange-server" \
-    TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
     run_ctest tsan "${tsan_wrap[@]}" ctest --test-dir build-tsan -L concurrency --output-on-failure -j1 "$@"
-else
+elif [[ -z "$SANITIZE" ]]; then
   header "skipping ThreadSanitizer run (SKIP_TSAN=1)"
 fi
 

@@ -11,11 +11,18 @@ target. The 1-core case pins the server with `taskset -c 0` (PostgreSQL and the 
 unpinned on both cores); the 2-core case lets it use both. The memory case runs the 16-client
 case for --soak-minutes and samples the server's resident memory every 10 s. --quick runs
 every case for 2 s and the memory case for 30 s (a smoke test, not a measurement).
+
+Where the time goes: after each throughput case a second line gives the CPU per order (µs) of
+the server (/proc/PID/stat), of PostgreSQL (postmaster, every backend live or reaped) and of
+the load generator (its rusage), with the share of the machine's cores they kept busy, and
+PostgreSQL's commits per 1,000 orders (one commit = one statement = one round trip of the
+group commit).
 Without --db a private PostgreSQL is started in .local/bench-pg (scripts/local-pg.sh).
 """
 import argparse
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -24,6 +31,8 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "writeup"))
+from study.procs import CLK_TCK, Postgres  # noqa: E402  (the study's CPU accounting)
 SERVER = os.path.join(ROOT, "build", "bin", "exchange-server")
 CLIENT = os.path.join(ROOT, "build", "bin", "exchange-client")
 PORT = 24555
@@ -57,6 +66,46 @@ def bench(seconds, args):
                        check=True, stdout=subprocess.DEVNULL)
         rep = json.load(open(out.name))["repetitions"][0]
     return rep
+
+
+def process_cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) / CLK_TCK
+
+
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+class CpuSplit:
+    """CPU of server, PostgreSQL and load generator over one case, and PostgreSQL's commits."""
+
+    def __init__(self, pg, server_pid):
+        self.pg, self.pid = pg, server_pid
+        self.t0 = time.monotonic()
+        self.srv0, self.pg0, self.cli0 = process_cpu_s(server_pid), pg.cpu_seconds() or 0, children_cpu_s()
+        self.commits0 = pg.commits([pg.dbname]) or 0
+
+    def finish(self, orders):
+        wall = time.monotonic() - self.t0
+        srv = process_cpu_s(self.pid) - self.srv0  # before the server stops
+        pgcpu = (self.pg.cpu_seconds() or 0) - self.pg0
+        cli = children_cpu_s() - self.cli0
+        self.wall, self.orders, self.cpu = wall, orders, {"server": srv, "postgres": pgcpu, "client": cli}
+
+    def commits_after_stop(self):
+        self.commits = (self.pg.commits([self.pg.dbname]) or 0) - self.commits0
+
+    def line(self):
+        n = max(self.orders, 1)
+        parts = [f"{k} {v / n * 1e6:.1f} µs/order ({v / self.wall * 100:.0f}% of a core)"
+                 for k, v in self.cpu.items()]
+        total = sum(self.cpu.values())
+        return (f"    cpu: {', '.join(parts)}; all {total / n * 1e6:.1f} µs/order, "
+                f"{total / self.wall / os.cpu_count() * 100:.0f}% of {os.cpu_count()} cores; "
+                f"commits {self.commits / n * 1000:.1f} per 1,000 orders")
 
 
 def rss_mib(pid):
@@ -95,6 +144,7 @@ def main():
                                     os.path.join(ROOT, ".local", "bench-pg"), "25888"],
                                    check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     rows = []
+    pg = Postgres(db)
 
     def report(name, model, value, unit, target, detail, ok):
         rows.append((name, model, value, unit, target, detail, ok))
@@ -107,15 +157,21 @@ def main():
         if args.only and args.only not in name:
             continue
         server = start_server(db, model)
+        split = CpuSplit(pg, server.pid)
         try:
             rep = bench(seconds, bargs)
+            # The CPU counters cover the warm-up too: count its orders (or created items).
+            served = max(rep["ok"] + rep["rejected"], 1)
+            split.finish(rep["items"] + rep["warmup_requests"] * rep["items"] / served)
         finally:
             stop_server(server)
+        split.commits_after_stop()
         value = rep["throughput_items_ps"]
         p99 = rep["latency_ms"]["p99"]
         ok = value >= target and (not name.startswith("1 order") or p99 <= 10)
         report(name, model, f"{value:,.0f}", unit, f">={target:,}", f"p99 {p99:.2f} ms, errors "
                f"{rep['error_replies'] + rep['connection_errors']}", ok)
+        print(split.line(), flush=True)
 
     if not args.only or "core" in args.only:
         rates = {}
@@ -132,11 +188,17 @@ def main():
     if not args.only or "memory" in args.only:
         server = start_server(db, "pool")
         samples = []
+        open_orders = []  # resting orders, which the engine must keep in memory to match
         stop = threading.Event()
 
         def sample():
             while not stop.wait(10 if not args.quick else 3):
                 samples.append(rss_mib(server.pid))
+                try:
+                    open_orders.append(int(pg.query(
+                        "SELECT count(*) FROM orders WHERE open_amount > 0 AND canceled_at IS NULL")))
+                except (RuntimeError, ValueError):
+                    open_orders.append(None)
 
         t = threading.Thread(target=sample)
         t.start()
@@ -146,11 +208,17 @@ def main():
             stop.set()
             t.join()
             stop_server(server)
-        warm = samples[len(samples) // 3:] or samples
+        first = len(samples) // 3
+        warm = samples[first:] or samples
         growth = (warm[-1] - warm[0]) if warm else 0
+        resting = open_orders[first:] or open_orders
+        per_order = ""
+        if len(resting) > 1 and None not in (resting[0], resting[-1]) and resting[-1] > resting[0]:
+            per_order = (f"; resting orders {resting[0]:,} -> {resting[-1]:,}, "
+                         f"{growth * 1048576 / (resting[-1] - resting[0]):.0f} bytes per added resting order")
         report(f"{soak:g}-minute run at 16 clients: resident memory after warm-up", "pool",
-               f"{growth:+.1f}", "MiB", "flat", f"samples {', '.join(f'{s:.0f}' for s in samples)} MiB",
-               abs(growth) < max(8.0, 0.1 * (warm[0] if warm else 0)))
+               f"{growth:+.1f}", "MiB", "flat", f"samples {', '.join(f'{s:.0f}' for s in samples)} MiB"
+               + per_order, abs(growth) < max(8.0, 0.1 * (warm[0] if warm else 0)))
 
     missed = [r for r in rows if not r[6]]
     print(f"benchmark: {len(rows) - len(missed)} of {len(rows)} targets met")
