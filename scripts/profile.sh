@@ -59,10 +59,13 @@ wait $bench
 kill -TERM $server
 wait $server || true
 
-top() {
-  perf report -i "$1" --stdio --no-children --sort symbol 2>/dev/null |
-    grep -E '^ +[0-9]+\.[0-9]+%' | head -n "${2:-15}"
-}
+# Self-time share and symbol, trimmed to a readable width (perf pads its columns to the
+# longest C++ name). A subshell without pipefail: head closing the pipe early is not an error.
+top() (
+  set +o pipefail
+  perf report -i "$1" --stdio --no-children --sort symbol -g none 2>/dev/null |
+    grep -E '^ +[0-9]+\.[0-9]+%' | sed -E 's/ +-? +-? *$//' | cut -c1-110 | head -n "${2:-15}"
+)
 echo "== bench (${bench_args[*]}), server model $model"
 grep -E 'throughput|latency ms' "$out/bench.txt"
 echo
