@@ -2,6 +2,7 @@
 """Soak test: a long random trading day, then proof that nothing was lost or invented.
 
     scripts/soak.py [--minutes 10] [--clients 64] [--model pool] [--db URL]
+    scripts/soak.py --check-only          only the checks, on the database a previous run left
 
 Starts exchange-server (build/bin) on a fresh database, runs `exchange-client bench` with 64
 clients of random orders, queries and cancels on a few hot symbols, plus a trickle of creates,
@@ -60,13 +61,26 @@ def fmt(d):
 
 
 def probe(port, account, symbol, amount, limit):
-    """Places an order; returns its id if accepted (and cancels it), else None."""
+    """Places an order; returns (True, "") if accepted (and cancels it), else (False, reason)."""
     reply = request(port, f'<transactions id="{account}"><order sym="{symbol}" '
                           f'amount="{amount}" limit="{limit}"/></transactions>')
     oid = opened_id(reply)
     if oid:
         request(port, f'<transactions id="{account}"><cancel id="{oid}"/></transactions>')
-    return oid
+        return True, ""
+    return False, reply.strip().replace("\n", " ")[:200]
+
+
+def create_probe_positions(port, accounts, chunk=500):
+    """One share of PROBE_SYMBOL for every account, in requests below the server's
+    --max-children; any refusal stops the check (probes without it would all fail)."""
+    for i in range(0, len(accounts), chunk):
+        part = accounts[i:i + chunk]
+        xml = ("<create>" + "".join(f'<symbol sym="{PROBE_SYMBOL}"><account id="{a}">1</account></symbol>'
+                                    for a, _ in part) + "</create>")
+        reply = request(port, xml)
+        if reply.count("<created") != len(part):
+            raise RuntimeError(f"soak: creating probe positions failed: {reply[:300]}")
 
 
 def check_conservation(db):
@@ -94,25 +108,25 @@ def check_through_protocol(db, port):
     bad = []
     accounts = sql(db, "SELECT id, balance FROM accounts ORDER BY id")
     # Every account gets a probe position so it can also be checked for sells below.
-    create = "<create>" + "".join(
-        f'<symbol sym="{PROBE_SYMBOL}"><account id="{a}">1</account></symbol>' for a, _ in accounts) + "</create>"
-    request(port, create)
+    create_probe_positions(port, accounts)
     tick = Decimal("0.000001")  # the smallest amount a client can write
     for account, balance in accounts:
         b = Decimal(balance)
         if b == 0 or b != b.quantize(tick):  # nothing to buy, or not expressible in 6 digits
             continue
-        if not probe(port, account, PROBE_SYMBOL, fmt(b), "1"):
-            bad.append(f"account {account}: a buy of exactly its balance {balance} was refused")
-        if probe(port, account, PROBE_SYMBOL, fmt(b + tick), "1"):
+        ok, why = probe(port, account, PROBE_SYMBOL, fmt(b), "1")
+        if not ok:
+            bad.append(f"account {account}: a buy of exactly its balance {balance} was refused: {why}")
+        if probe(port, account, PROBE_SYMBOL, fmt(b + tick), "1")[0]:
             bad.append(f"account {account}: a buy of {fmt(b + tick)} above its balance was accepted")
     positions = sql(db, f"SELECT account_id, symbol, amount FROM positions WHERE symbol <> '{PROBE_SYMBOL}' "
                         "AND amount > 0 ORDER BY 1, 2")
     for account, symbol, amount in positions:
         a = Decimal(amount)
-        if not probe(port, account, symbol, fmt(-a), "999999999999"):
-            bad.append(f"position {account}/{symbol}: a sell of exactly {amount} was refused")
-        if probe(port, account, symbol, fmt(-(a + tick)), "999999999999"):
+        ok, why = probe(port, account, symbol, fmt(-a), "999999999999")
+        if not ok:
+            bad.append(f"position {account}/{symbol}: a sell of exactly {amount} was refused: {why}")
+        if probe(port, account, symbol, fmt(-(a + tick)), "999999999999")[0]:
             bad.append(f"position {account}/{symbol}: a sell of {fmt(a + tick)} was accepted")
     return bad, len(accounts), len(positions)
 
@@ -124,6 +138,8 @@ def main():
     ap.add_argument("--model", default="pool", help="server concurrency model (default pool)")
     ap.add_argument("--db", help="database URL (default: a private PostgreSQL in .local/soak-pg)")
     ap.add_argument("--port", type=int, default=24777)
+    ap.add_argument("--check-only", action="store_true",
+                    help="no trading: start the server on the existing database and run the checks")
     args = ap.parse_args()
 
     db = args.db
@@ -132,7 +148,7 @@ def main():
                              os.path.join(ROOT, ".local", "soak-pg"), "25777"],
                             check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     server = subprocess.Popen([SERVER, "--port", str(args.port), "--bind", "127.0.0.1", "--db", db,
-                               "--concurrency", args.model, "--reset"])
+                               "--concurrency", args.model] + ([] if args.check_only else ["--reset"]))
     try:
         for _ in range(100):
             try:
@@ -140,21 +156,8 @@ def main():
                 break
             except OSError:
                 time.sleep(0.1)
-        seconds = str(max(1, int(args.minutes * 60)))
-        common = [CLIENT, "bench", "--port", str(args.port), "--duration", seconds, "--no-progress"]
-        print(f"soak: {args.clients} clients trading for {seconds} s on 3 hot symbols (model {args.model})",
-              flush=True)
-        trading = subprocess.Popen(common + ["--workload", "mixed", "--clients", str(args.clients),
-                                             "--symbols", "3", "--accounts", "40", "--orders-per-request", "3",
-                                             "--price-decimals", "2", "--balance", "50000000",
-                                             "--shares", "200000"], stdout=subprocess.PIPE, text=True)
-        creating = subprocess.Popen(common + ["--workload", "create", "--clients", "2", "--think-ms", "50"],
-                                    stdout=subprocess.PIPE, text=True)
-        out_trading, _ = trading.communicate()
-        creating.communicate()
-        for line in out_trading.splitlines():
-            if line.strip().startswith(("requests", "throughput", "latency")):
-                print("soak:", line.strip())
+        if not args.check_only:
+            trade(args)
         bad = check_conservation(db)
         protocol_bad, n_accounts, n_positions = check_through_protocol(db, args.port)
         bad += protocol_bad
@@ -166,6 +169,26 @@ def main():
         print("VIOLATION:", line)
     print(f"soak: {len(bad)} violations")
     return 1 if bad else 0
+
+
+def trade(args):
+    """The trading day: random orders, queries and cancels, plus a trickle of creates."""
+    seconds = str(max(1, int(args.minutes * 60)))
+    common = [CLIENT, "bench", "--port", str(args.port), "--duration", seconds]
+    print(f"soak: {args.clients} clients trading for {seconds} s on 3 hot symbols (model {args.model})",
+          flush=True)
+    trading = subprocess.Popen(common + ["--workload", "mixed", "--clients", str(args.clients),
+                                         "--symbols", "3", "--accounts", "40", "--orders-per-request", "3",
+                                         "--price-decimals", "2", "--balance", "50000000",
+                                         "--shares", "200000"], stdout=subprocess.PIPE, text=True)
+    # The trading bench's progress line (stderr) shows the run is alive; one is enough.
+    creating = subprocess.Popen(common + ["--no-progress", "--workload", "create", "--clients", "2", "--think-ms", "50"],
+                                stdout=subprocess.PIPE, text=True)
+    out_trading, _ = trading.communicate()
+    creating.communicate()
+    for line in out_trading.splitlines():
+        if line.strip().startswith(("requests", "throughput", "latency")):
+            print("soak:", line.strip())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #include "store/database.hpp"
 
+#include <cctype>
 #include <stdexcept>
 
 #include <pqxx/pqxx>
@@ -81,7 +82,12 @@ Database::Database(const std::string& conninfo) {
   try {
     conn_ = std::make_unique<pqxx::connection>(conninfo);
   } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("cannot connect to PostgreSQL: ") + e.what());
+    // libpq's message ends in a newline (and may span lines); keep the log one entry per line.
+    std::string why = e.what();
+    while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+    for (auto& c : why)
+      if (c == '\n' || c == '\t') c = ' ';
+    throw std::runtime_error("cannot connect to PostgreSQL: " + why);
   }
 }
 

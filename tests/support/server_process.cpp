@@ -114,7 +114,10 @@ int ServerProcess::wait_exit() {
 
 int ServerProcess::stop() {
   ::kill(pid_, SIGTERM);
-  return wait_exit();
+  int code = wait_exit();
+  // A failed exit (a sanitizer report, an exception at shutdown) explains itself in the log.
+  if (code != 0) std::cerr << "exchange-server exited with " << code << "; its log:\n" << log();
+  return code;
 }
 
 void ServerProcess::kill() {
