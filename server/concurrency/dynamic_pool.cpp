@@ -187,11 +187,7 @@ class DynamicPoolModel : public Model {
             sizer_->finished(shape, times);
           });
         });
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      loop_ = &loop;
-      if (stopping_) loop.stop();
-    }
+    LoopStopper::Attachment attached(stopper_, loop);
     metrics.set_gauges([&pool, &loop] {
       DynamicPool::Stats s = pool.stats();
       app::Metrics::Gauges g;
@@ -214,7 +210,6 @@ class DynamicPoolModel : public Model {
         metrics.set_gauges(nullptr);
         {
           std::lock_guard<std::mutex> lock(model.mutex_);
-          model.loop_ = nullptr;
           model.controller_done_ = true;
         }
         model.controller_wake_.notify_all();
@@ -225,11 +220,7 @@ class DynamicPoolModel : public Model {
     loop.run();  // returns when stopped, every connection closed and every reply written
   }
 
-  void stop() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    if (loop_) loop_->stop();
-  }
+  void stop() override { stopper_.stop(); }
 
  private:
   void control(DynamicPool& pool) {
@@ -258,9 +249,8 @@ class DynamicPoolModel : public Model {
   std::unique_ptr<Sizer> sizer_;
   std::mutex mutex_;
   std::condition_variable controller_wake_;
-  EventLoop* loop_ = nullptr;
-  bool stopping_ = false;
   bool controller_done_ = false;
+  LoopStopper stopper_;
 };
 
 }  // namespace

@@ -75,4 +75,21 @@ void EventLoop::stop() {
   });
 }
 
+LoopStopper::Attachment::Attachment(LoopStopper& stopper, EventLoop& loop) : stopper_(stopper) {
+  std::lock_guard<std::mutex> lock(stopper_.mutex_);
+  stopper_.loop_ = &loop;
+  if (stopper_.stopping_) loop.stop();
+}
+
+LoopStopper::Attachment::~Attachment() {
+  std::lock_guard<std::mutex> lock(stopper_.mutex_);
+  stopper_.loop_ = nullptr;
+}
+
+void LoopStopper::stop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  if (loop_) loop_->stop();
+}
+
 }  // namespace concurrency

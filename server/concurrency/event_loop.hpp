@@ -44,4 +44,29 @@ class EventLoop {
   net::Refuser refuser_;
 };
 
+// Model::stop() comes from the signal-handling thread at any moment: before run() has built
+// its EventLoop, while it runs, or after it is gone. A model keeps one LoopStopper and run()
+// holds an Attachment while its loop exists, so stop() reaches the loop exactly then, and a
+// stop() that came first stops the new loop at once.
+class LoopStopper {
+ public:
+  class Attachment {
+   public:
+    Attachment(LoopStopper& stopper, EventLoop& loop);
+    ~Attachment();  // also on the way out of an exception: stop() must not see a dead loop
+    Attachment(const Attachment&) = delete;
+    Attachment& operator=(const Attachment&) = delete;
+
+   private:
+    LoopStopper& stopper_;
+  };
+
+  void stop();
+
+ private:
+  std::mutex mutex_;
+  EventLoop* loop_ = nullptr;
+  bool stopping_ = false;
+};
+
 }  // namespace concurrency

@@ -2,8 +2,6 @@
 // connection, one at a time each); every request gets a new thread that runs the handler and
 // exits. The thread's creation cost is paid on every request, and under load the number of
 // threads is the number of requests being handled, with no bound.
-#include <mutex>
-
 #include "app/log.hpp"
 #include "concurrency/event_loop.hpp"
 #include "concurrency/model.hpp"
@@ -25,11 +23,7 @@ class PerRequest : public Model {
           metrics.arrival();
           spawn(handler, std::move(payload), std::move(reply));
         });
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      loop_ = &loop;
-      if (stopping_) loop.stop();
-    }
+    LoopStopper::Attachment attached(stopper_, loop);
     metrics.set_gauges([this, &loop] {
       app::Metrics::Gauges g;
       g.threads = g.busy = static_cast<long>(threads_.live());
@@ -38,19 +32,11 @@ class PerRequest : public Model {
     });
     loop.run();  // returns when stopped, every connection closed and every reply written
     metrics.set_gauges(nullptr);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      loop_ = nullptr;
-    }
     // The last threads may still be leaving after their reply went out.
     threads_.join_all();
   }
 
-  void stop() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    if (loop_) loop_->stop();
-  }
+  void stop() override { stopper_.stop(); }
 
  private:
   // On the event-loop thread.
@@ -72,9 +58,7 @@ class PerRequest : public Model {
 
   ModelOptions options_;
   ThreadSet threads_;
-  std::mutex mutex_;
-  EventLoop* loop_ = nullptr;
-  bool stopping_ = false;
+  LoopStopper stopper_;
 };
 
 }  // namespace

@@ -30,11 +30,7 @@ class Pool : public Model {
                      }
                      ready_.notify_one();
                    });
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      loop_ = &loop;
-      if (stopping_) loop.stop();
-    }
+    LoopStopper::Attachment attached(stopper_, loop);
     const unsigned threads = std::max(1u, options_.threads);
     boost::thread_group workers;
     for (unsigned i = 0; i < threads; ++i)
@@ -54,18 +50,13 @@ class Pool : public Model {
     metrics.set_gauges(nullptr);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      loop_ = nullptr;
       workers_done_ = true;
     }
     ready_.notify_all();
     workers.join_all();
   }
 
-  void stop() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    if (loop_) loop_->stop();
-  }
+  void stop() override { stopper_.stop(); }
 
  private:
   struct Job {
@@ -95,9 +86,8 @@ class Pool : public Model {
   std::condition_variable ready_;
   std::deque<Job> queue_;
   std::size_t busy_ = 0;
-  EventLoop* loop_ = nullptr;
-  bool stopping_ = false;
   bool workers_done_ = false;
+  LoopStopper stopper_;
 };
 
 }  // namespace

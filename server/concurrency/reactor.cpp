@@ -3,7 +3,6 @@
 // request is handled (simulated I/O included), but the group-commit wait is not on this
 // thread: the reply is written when its batch commits, and meanwhile the loop serves others.
 #include <atomic>
-#include <mutex>
 
 #include "concurrency/event_loop.hpp"
 #include "concurrency/model.hpp"
@@ -26,11 +25,7 @@ class Reactor : public Model {
           run_request(handler, options_, payload, std::move(reply));
           in_handler_.store(0, std::memory_order_relaxed);
         });
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      loop_ = &loop;
-      if (stopping_) loop.stop();
-    }
+    LoopStopper::Attachment attached(stopper_, loop);
     metrics.set_gauges([this, &loop] {
       app::Metrics::Gauges g;
       g.threads = 1;
@@ -40,22 +35,14 @@ class Reactor : public Model {
     });
     loop.run();  // returns when stopped and every connection has closed
     metrics.set_gauges(nullptr);
-    std::lock_guard<std::mutex> lock(mutex_);
-    loop_ = nullptr;
   }
 
-  void stop() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    if (loop_) loop_->stop();
-  }
+  void stop() override { stopper_.stop(); }
 
  private:
   ModelOptions options_;
   std::atomic<int> in_handler_{0};
-  std::mutex mutex_;
-  EventLoop* loop_ = nullptr;
-  bool stopping_ = false;
+  LoopStopper stopper_;
 };
 
 }  // namespace
