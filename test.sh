@@ -86,13 +86,12 @@ scripts/install-deps.sh
 
 SANITIZE=${SANITIZE:-}
 case "$SANITIZE" in
-  "") ;;
-  address | thread) SKIP_TSAN=1 ;; # the whole suite runs instrumented instead
+  "") BUILD=build ;;
+  # The whole suite runs instrumented instead of the separate TSan pass.
+  address) BUILD=build-asan SKIP_TSAN=1 ;;
+  thread) BUILD=build-tsan SKIP_TSAN=1 ;;
   *) echo "test.sh: SANITIZE must be address or thread" >&2; exit 2 ;;
 esac
-BUILD=build
-[[ "$SANITIZE" == address ]] && BUILD=build-asan
-[[ "$SANITIZE" == thread ]] && BUILD=build-tsan
 
 stage="building"
 header "building $BUILD/ (RelWithDebInfo${SANITIZE:+, $SANITIZE sanitizer})"

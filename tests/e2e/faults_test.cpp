@@ -106,15 +106,15 @@ TEST_CASE("the server rides out a PostgreSQL restart under load", "[e2e]") {
   for (int wait = 0; wait < 200 && traders.acknowledged() < after_restart + 50; ++wait)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto acked = traders.stop();
+  const std::string log = server.log();
   INFO("acknowledged before the restart " << before_restart << ", after " << after_restart
                                           << ", in all " << acked.size() << "; server log:\n"
-                                          << server.log());
+                                          << log);
   CHECK(static_cast<int>(acked.size()) >= after_restart + 50);
   // The server noticed the restart. Either a batch failed and its requests were refused with
   // an error, or the connection broke around a commit that, as the commit marker showed after
   // reconnecting, went through; then those requests are acknowledged and the ones that arrived
   // meanwhile wait in the next batch, so a restart can pass with no error at all.
-  const std::string log = server.log();
   bool batch_failed = log.find("writing batch") != std::string::npos;
   bool commit_confirmed = log.find("but the commit went through") != std::string::npos;
   CHECK((batch_failed || commit_confirmed));
