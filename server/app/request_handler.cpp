@@ -3,7 +3,6 @@
 #include <ctime>
 #include <mutex>
 
-#include <boost/thread/future.hpp>
 #include <boost/thread/locks.hpp>
 
 #include "app/apply.hpp"
@@ -104,13 +103,6 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
               "it is safe to retry")));
         }
       });
-}
-
-std::string RequestHandler::handle_blocking(std::string_view payload) {
-  boost::promise<std::string> reply;
-  boost::unique_future<std::string> future = reply.get_future();
-  handle(payload, [&reply](std::string xml) { reply.set_value(std::move(xml)); });
-  return future.get();
 }
 
 }  // namespace app

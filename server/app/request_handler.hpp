@@ -27,8 +27,6 @@ class RequestHandler {
   // Calls `done` exactly once with the reply document: inline, or later on the store's writer
   // thread. Never waits for a commit (it may read a closed order from the database).
   void handle(std::string_view payload, Reply done);
-  // The same, waiting for the reply (for thread-per-connection models).
-  std::string handle_blocking(std::string_view payload);
 
   // The engine's lock: exclusive for changes, shared for read-only requests. Recovery after a
   // failed write takes it exclusively.

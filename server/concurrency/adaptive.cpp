@@ -35,7 +35,7 @@
 #include <cmath>
 #include <thread>
 
-#include "concurrency/dynamic_pool.hpp"
+#include "concurrency/sizer.hpp"
 
 namespace concurrency {
 namespace {
@@ -56,9 +56,11 @@ class AdaptiveSizer : public Sizer {
   unsigned initial_threads(const DynamicPool::Limits&) const override { return floor_; }
   bool wants_runqueue_wait() const override { return true; }
 
-  void arrived(const RequestShape&) override { arrivals_.fetch_add(1, std::memory_order_relaxed); }
+  void arrived(const protocol::RequestShape&) override {
+    arrivals_.fetch_add(1, std::memory_order_relaxed);
+  }
 
-  void finished(const RequestShape&, const TaskTimes& times) override {
+  void finished(const protocol::RequestShape&, const TaskTimes& times) override {
     std::int64_t wall = times.wall.count();
     std::int64_t waited = std::clamp<std::int64_t>(times.runqueue_wait.count(), 0, wall);
     wall_ns_.fetch_add(wall, std::memory_order_relaxed);
@@ -127,11 +129,12 @@ class AdaptiveSizer : public Sizer {
 
 }  // namespace
 
-std::unique_ptr<Model> make_adaptive(const ModelOptions& options) {
+std::unique_ptr<RunPolicy> run_on_adaptive_pool(const ModelOptions& options,
+                                                app::RequestHandler& handler) {
   unsigned ceiling = std::max(1u, options.max_threads);
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   unsigned floor = std::clamp(std::max(options.min_threads, cores), 1u, ceiling);
-  return make_dynamic_pool_model(options, std::make_unique<AdaptiveSizer>(floor, ceiling));
+  return run_on_sized_pool(options, handler, std::make_unique<AdaptiveSizer>(floor, ceiling));
 }
 
 }  // namespace concurrency

@@ -4,12 +4,8 @@
 #include <exception>
 
 #include "app/log.hpp"
-#include "concurrency/event_loop.hpp"
-#include "concurrency/run_request.hpp"
 
 namespace concurrency {
-
-// ---- DynamicPool ----
 
 DynamicPool::DynamicPool(const Limits& limits, unsigned initial) : limits_(limits) {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -146,118 +142,6 @@ DynamicPool::Stats DynamicPool::stats() const {
   s.target = target_;
   s.started = started_;
   return s;
-}
-
-// ---- DynamicPoolModel ----
-
-namespace {
-
-class DynamicPoolModel : public Model {
- public:
-  DynamicPoolModel(const ModelOptions& options, std::unique_ptr<Sizer> sizer)
-      : options_(options), sizer_(std::move(sizer)) {}
-
-  void run(net::Listener& listener, app::RequestHandler& handler) override {
-    app::Metrics& metrics = *options_.metrics;
-    DynamicPool::Limits limits;
-    limits.max_threads = std::max(1u, options_.max_threads);
-    limits.min_threads = std::clamp(options_.min_threads, 1u, limits.max_threads);
-    limits.idle_timeout = sizer_->idle_timeout();
-    DynamicPool pool(limits, sizer_->initial_threads(limits));
-
-    const bool scan = sizer_->wants_request_class() || options_.simulated_io_ms_per_child > 0;
-    const bool runqueue = sizer_->wants_runqueue_wait();
-    EventLoop loop(
-        listener, options_.limits,
-        [&, scan, runqueue](std::string payload, net::AsyncConnection::ReplyFn reply) {
-          metrics.arrival();
-          RequestShape shape = scan ? scan_request(payload) : RequestShape{};
-          sizer_->arrived(shape);
-          pool.submit([this, &handler, scan, runqueue, shape = std::move(shape),
-                       payload = std::move(payload), reply = std::move(reply)]() mutable {
-            std::int64_t wait_before = runqueue ? thread_runqueue_wait_ns() : -1;
-            Sizer::TaskTimes times;
-            times.wall = run_request(handler, options_, payload, std::move(reply),
-                                     scan ? static_cast<int>(shape.children) : -1);
-            if (wait_before >= 0) {
-              std::int64_t wait_after = thread_runqueue_wait_ns();
-              if (wait_after >= wait_before)
-                times.runqueue_wait = std::chrono::nanoseconds(wait_after - wait_before);
-            }
-            sizer_->finished(shape, times);
-          });
-        });
-    LoopStopper::Attachment attached(stopper_, loop);
-    metrics.set_gauges([&pool, &loop] {
-      DynamicPool::Stats s = pool.stats();
-      app::Metrics::Gauges g;
-      g.threads = s.threads;
-      g.busy = s.busy;
-      g.queued = static_cast<long>(s.queued);
-      g.target = s.target;
-      g.connections = static_cast<long>(loop.open_connections());
-      return g;
-    });
-
-    boost::thread controller([this, &pool] { control(pool); });
-    // Also on the way out of an exception: nothing may outlive `loop` and `pool` that uses them.
-    struct Cleanup {
-      DynamicPoolModel& model;
-      app::Metrics& metrics;
-      boost::thread& controller;
-      DynamicPool& pool;
-      ~Cleanup() {
-        metrics.set_gauges(nullptr);
-        {
-          std::lock_guard<std::mutex> lock(model.mutex_);
-          model.controller_done_ = true;
-        }
-        model.controller_wake_.notify_all();
-        controller.join();
-        pool.shutdown();
-      }
-    } cleanup{*this, metrics, controller, pool};
-    loop.run();  // returns when stopped, every connection closed and every reply written
-  }
-
-  void stop() override { stopper_.stop(); }
-
- private:
-  void control(DynamicPool& pool) {
-    const auto period = sizer_->period();
-    auto last = std::chrono::steady_clock::now();
-    auto next = last + period;
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!controller_wake_.wait_until(lock, next, [this] { return controller_done_; })) {
-      lock.unlock();
-      auto now = std::chrono::steady_clock::now();
-      DynamicPool::Stats before = pool.stats();
-      unsigned target = sizer_->decide(before, now - last);
-      pool.resize(target);
-      if (pool.stats().target != before.target)
-        EXCHANGE_LOG(debug) << sizer_->name() << ": pool target " << before.target << " -> "
-                            << pool.stats().target << " (threads " << before.threads << ", busy "
-                            << before.busy << ", queued " << before.queued << ")";
-      last = now;
-      next += period;
-      if (next < now) next = now + period;  // fell behind: do not try to catch up
-      lock.lock();
-    }
-  }
-
-  ModelOptions options_;
-  std::unique_ptr<Sizer> sizer_;
-  std::mutex mutex_;
-  std::condition_variable controller_wake_;
-  bool controller_done_ = false;
-  LoopStopper stopper_;
-};
-
-}  // namespace
-
-std::unique_ptr<Model> make_dynamic_pool_model(const ModelOptions& options,
-                                               std::unique_ptr<Sizer> sizer) {
-  return std::make_unique<DynamicPoolModel>(options, std::move(sizer));
 }
 
 }  // namespace concurrency

@@ -1,7 +1,7 @@
 #pragma once
-// The machinery shared by the self-sizing pools (fotp, adaptive): a task queue served by a
-// resizable set of Boost.Thread workers, and a Model that puts it behind the event loop and
-// lets a Sizer pick its size. A sizing rule is then one small class (fotp.cpp, adaptive.cpp).
+// The worker pool behind the pool models (pool, fotp, adaptive): a task queue served by a
+// resizable set of Boost.Thread workers. The fixed pool never resizes it; the self-sizing ones
+// let a Sizer pick its size (run_on_pool.cpp).
 //
 // DynamicPool keeps a target size. resize() starts threads up to the target at once; a task
 // that finds no idle thread starts one too, while the pool is below target. A thread retires
@@ -18,9 +18,6 @@
 #include <vector>
 
 #include <boost/thread/thread.hpp>
-
-#include "concurrency/model.hpp"
-#include "concurrency/request_shape.hpp"
 
 namespace concurrency {
 
@@ -76,39 +73,5 @@ class DynamicPool {
   std::map<boost::thread::id, std::unique_ptr<boost::thread>> workers_;
   std::vector<boost::thread::id> retired_;  // exited (or exiting), still to be joined
 };
-
-// A sizing rule for the DynamicPoolModel. Its hooks run on different threads (arrived on the
-// event loop, finished on workers, decide on the controller), so it synchronises its own state.
-class Sizer {
- public:
-  struct TaskTimes {
-    std::chrono::nanoseconds wall{0};  // in the worker: simulated I/O and the handler call
-    // Of that, runnable but waiting for a CPU (-1: unknown or not measured).
-    std::chrono::nanoseconds runqueue_wait{-1};
-  };
-
-  virtual ~Sizer() = default;
-  virtual const char* name() const = 0;
-  // How often decide() runs.
-  virtual std::chrono::milliseconds period() const = 0;
-  // Idle retirement of the pool (0: only surplus threads above the target retire).
-  virtual std::chrono::milliseconds idle_timeout() const = 0;
-  virtual unsigned initial_threads(const DynamicPool::Limits& limits) const = 0;
-  // Whether the model must compute request classes (scan_request) for arrived/finished.
-  virtual bool wants_request_class() const { return false; }
-  // Whether finished() wants the run-queue wait (costs two small reads per request).
-  virtual bool wants_runqueue_wait() const { return false; }
-
-  // A request was received (before it is queued). `shape` is empty unless wanted.
-  virtual void arrived(const RequestShape& shape) = 0;
-  // A worker finished running the request.
-  virtual void finished(const RequestShape& shape, const TaskTimes& times) = 0;
-  // Every period: the new target size. `elapsed` is the time since the previous call.
-  virtual unsigned decide(const DynamicPool::Stats& now, std::chrono::nanoseconds elapsed) = 0;
-};
-
-// Half-sync/half-async like `pool`, with a DynamicPool sized by `sizer` every period.
-std::unique_ptr<Model> make_dynamic_pool_model(const ModelOptions& options,
-                                               std::unique_ptr<Sizer> sizer);
 
 }  // namespace concurrency

@@ -17,7 +17,19 @@ EventLoop::EventLoop(net::Listener& listener, const net::ConnectionLimits& limit
 
 void EventLoop::run() {
   accept();
-  io_.run();
+  // Connections catch what their own handlers throw (AsyncConnection::guarded); this is the
+  // backstop for anything else, so that no handler can end the process. Asio lets run() be
+  // called again after an exception has left it.
+  for (;;) {
+    try {
+      io_.run();
+      return;
+    } catch (const std::exception& e) {
+      EXCHANGE_LOG(error) << "event loop: a handler failed (" << e.what() << "); serving on";
+    } catch (...) {
+      EXCHANGE_LOG(error) << "event loop: a handler failed (unknown exception); serving on";
+    }
+  }
 }
 
 void EventLoop::accept() {

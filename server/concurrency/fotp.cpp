@@ -1,5 +1,5 @@
 // fotp: the workload-profiling frequency-oriented thread pool of Bahadur et al., "A Perfect
-// Knob to Scale Thread Pool on Runtime" (seed 001), on the DynamicPool.
+// Knob to Scale Thread Pool on Runtime" (seed 001), as the Sizer of a self-sizing pool.
 //
 //   Receiver + Counter:  the event loop counts every arriving request.
 //   Tag_Binder:          it computes the request's class (scan_request: the root element and
@@ -24,7 +24,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "concurrency/dynamic_pool.hpp"
+#include "concurrency/sizer.hpp"
 
 namespace concurrency {
 namespace {
@@ -39,14 +39,14 @@ class FotpSizer : public Sizer {
   }
   bool wants_request_class() const override { return true; }
 
-  void arrived(const RequestShape& shape) override {
+  void arrived(const protocol::RequestShape& shape) override {
     std::lock_guard<std::mutex> lock(mutex_);
     ++counter_;
     auto it = service_s_.find(shape.key);
     if (it != service_s_.end()) total_st_ += it->second;
   }
 
-  void finished(const RequestShape& shape, const TaskTimes& times) override {
+  void finished(const protocol::RequestShape& shape, const TaskTimes& times) override {
     std::lock_guard<std::mutex> lock(mutex_);
     if (service_s_.size() >= kMaxClasses) return;
     // First sight only: try_emplace keeps the first measurement of a class.
@@ -80,8 +80,9 @@ class FotpSizer : public Sizer {
 
 }  // namespace
 
-std::unique_ptr<Model> make_fotp(const ModelOptions& options) {
-  return make_dynamic_pool_model(options, std::make_unique<FotpSizer>());
+std::unique_ptr<RunPolicy> run_on_fotp_pool(const ModelOptions& options,
+                                            app::RequestHandler& handler) {
+  return run_on_sized_pool(options, handler, std::make_unique<FotpSizer>());
 }
 
 }  // namespace concurrency

@@ -79,21 +79,24 @@ class PerClient : public Model {
   }
 
   void serve(int fd, app::RequestHandler& handler, app::Metrics& metrics) {
-    net::BlockingConnection conn(fd, options_.limits);
-    net::serve_blocking(conn, [this, &handler, &metrics](const std::string& payload) {
-      metrics.arrival();
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        ++busy_;
-      }
-      std::string reply = run_request_blocking(handler, options_, payload);
+    net::serve_blocking(fd, options_.limits,
+                        [this, &handler, &metrics](const std::string& payload) {
+                          metrics.arrival();
+                          {
+                            std::lock_guard<std::mutex> lock(mutex_);
+                            ++busy_;
+                          }
+                          std::string reply = run_request_blocking(handler, options_, payload);
+                          std::lock_guard<std::mutex> lock(mutex_);
+                          --busy_;
+                          return reply;
+                        });
+    // Leaves the set before the descriptor is closed, whose number may then be reused.
+    {
       std::lock_guard<std::mutex> lock(mutex_);
-      --busy_;
-      return reply;
-    });
-    // Leaves the set before `conn` closes the descriptor, which may then be reused.
-    std::lock_guard<std::mutex> lock(mutex_);
-    open_.erase(fd);
+      open_.erase(fd);
+    }
+    ::close(fd);
   }
 
   ModelOptions options_;

@@ -3,12 +3,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include <boost/thread/future.hpp>
 
-#include "concurrency/request_shape.hpp"
+#include "app/log.hpp"
+#include "net/framing.hpp"
+#include "protocol/request_shape.hpp"
 
 namespace concurrency {
 
@@ -17,11 +21,25 @@ std::chrono::nanoseconds run_request(app::RequestHandler& handler, const ModelOp
                                      int children) {
   auto start = std::chrono::steady_clock::now();
   if (options.simulated_io_ms_per_child > 0) {
-    if (children < 0) children = static_cast<int>(scan_request(payload).children);
+    if (children < 0) children = static_cast<int>(protocol::scan_request(payload).children);
     std::this_thread::sleep_for(std::chrono::milliseconds(options.simulated_io_ms_per_child) *
                                 children);
   }
-  handler.handle(payload, std::move(done));
+  // The connection waits for exactly one reply: if the handler throws (out of memory, a bug)
+  // before answering, the request gets an error instead of a connection stuck for ever; a
+  // second answer (from a commit callback registered before the throw) is dropped.
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  auto once = [answered, done = std::move(done)](std::string xml) {
+    if (!answered->exchange(true)) done(std::move(xml));
+  };
+  try {
+    handler.handle(payload, once);
+  } catch (const std::exception& e) {
+    EXCHANGE_LOG(error) << "a request failed: " << e.what();
+    once(
+        net::framing_error_reply("Internal error: the request failed; query your orders "
+                                 "before retrying"));
+  }
   auto took = std::chrono::steady_clock::now() - start;
   options.metrics->completion(took);
   return took;

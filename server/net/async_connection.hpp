@@ -1,14 +1,17 @@
 #pragma once
-// One connection driven by a Boost.Asio event loop: reads and frames requests without
-// blocking, passes each to `dispatch`, and writes the reply whenever it comes back (from any
-// thread). One request at a time per connection, so replies keep the requests' order.
+// Drives a Session over a Boost.Asio socket: reads only when the session wants bytes, writes
+// asynchronously, runs the session's deadline on a timer, and hands each framed request to
+// `dispatch`, whose reply may come back from any thread. Every socket outcome (EOF, reset,
+// short or failed write, timeout) is an event for the session, never an exception; anything
+// that still throws inside a handler closes this connection only and is logged with it.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include <boost/asio.hpp>
 
-#include "net/framing.hpp"
+#include "net/session.hpp"
 
 namespace net {
 
@@ -24,30 +27,32 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
 
   void start();
   // Closes the connection if it is idle; otherwise once the request in flight is answered.
+  // Thread-safe.
   void shutdown();
 
  private:
-  void read_more();
-  void process_buffer();
-  void send(std::string bytes, bool then_close);
-  // Starts the deadline for the next request (or for the write in flight).
-  void arm_timer();
+  // Carries out what the session asks for, then reads if it wants bytes.
+  void pump();
+  void read();
+  void write(std::string bytes);
+  void start_deadline();
   void close();
+  // Runs one event handler: whatever escapes it closes this connection, not the server.
+  template <typename Fn>
+  void guarded(const char* where, Fn&& fn);
 
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
   ConnectionLimits limits_;
   DispatchFn dispatch_;
   std::function<void()> on_close_;
-  FrameReader reader_;
+  Session session_;
+  std::string peer_;  // for log lines
   char buf_[16384];
-  std::string out_;
-  bool persistent_ = false;
-  bool busy_ = false;         // a request is with the handler
-  bool writing_ = false;      // an async_write is in flight
-  bool final_write_ = false;  // the connection closes once the write in flight is done
-  bool shutting_down_ = false;
+  std::string out_;  // the bytes of the write in flight
+  bool reading_ = false;
   bool closed_ = false;
+  std::uint64_t deadline_gen_ = 0;  // a timer wait that was superseded must not fire
 };
 
 }  // namespace net

@@ -2,95 +2,110 @@
 
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <optional>
+
+#include "net/session.hpp"
 
 namespace net {
+namespace {
 
-BlockingConnection::BlockingConnection(int fd, const ConnectionLimits& limits)
-    : fd_(fd), reader_(limits.max_request_bytes), read_timeout_(limits.read_timeout) {
-  // A peer that does not read its reply does not hold this thread for ever either.
-  timeval tv{};
-  tv.tv_sec = limits.read_timeout.count() / 1000;
-  tv.tv_usec = (limits.read_timeout.count() % 1000) * 1000;
-  ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds left until `deadline` (none: wait a minute and look again), at least 0.
+int poll_timeout(const std::optional<Clock::time_point>& deadline) {
+  if (!deadline) return 60000;
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+  // In slices of at most a minute: poll() takes an int, --read-timeout-ms may not fit.
+  return static_cast<int>(std::clamp<long long>(left, 0, 60000));
 }
 
-BlockingConnection::~BlockingConnection() { ::close(fd_); }
+enum class Io { Done, Failed, TimedOut };
 
-bool BlockingConnection::read_request(std::string& payload) {
-  // Without a session, one request per connection.
-  if (served_one_ && !persistent_) return false;
-  // One deadline for the whole request, not per recv: a client that stalls mid-request, idles
-  // on a session, or trickles a byte at a time does not hold this thread past the timeout.
-  const auto deadline = std::chrono::steady_clock::now() + read_timeout_;
-  char buf[16384];
-  for (;;) {
-    std::string out;
-    switch (reader_.next(out)) {
-      case FrameReader::Event::Request:
-        served_one_ = true;
-        payload = std::move(out);
-        return true;
-      case FrameReader::Event::SessionHello:
-        persistent_ = true;
-        if (!send_all(std::string(kSessionAccept))) return false;
-        continue;
-      case FrameReader::Event::Error:
-        send_all(frame_reply(framing_error_reply(out), persistent_));
-        return false;
-      case FrameReader::Event::NeedMore:
-        break;
-    }
-    ssize_t n = -1;  // stays -1 when the deadline passes
-    auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() > 0) {
-      pollfd p{fd_, POLLIN, 0};
-      // In slices of at most a minute: poll() takes an int, --read-timeout-ms may not fit.
-      int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 60000)));
-      if (ready == 0 || (ready < 0 && errno == EINTR)) continue;  // the deadline is re-checked
-      if (ready > 0) {
-        n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-      }
-    }
-    if (n <= 0) {
-      if (reader_.mid_request()) {
-        const char* why = n == 0 ? "Bad framing: connection closed before the whole request "
-                                   "arrived"
-                                 : "Bad framing: timed out waiting for the rest of the request";
-        send_all(frame_reply(framing_error_reply(why), persistent_));
-      }
-      return false;
-    }
-    reader_.feed(buf, static_cast<std::size_t>(n));
-  }
-}
-
-bool BlockingConnection::send_reply(std::string xml) {
-  return send_all(frame_reply(std::move(xml), persistent_));
-}
-
-bool BlockingConnection::send_all(const std::string& bytes) {
+// Writes all of `bytes` before the deadline; a peer that stops reading fails at the deadline.
+Io send_all(int fd, const std::string& bytes, const std::optional<Clock::time_point>& deadline) {
   std::size_t sent = 0;
   while (sent < bytes.size()) {
-    ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    sent += static_cast<std::size_t>(n);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (deadline && Clock::now() >= *deadline) return Io::TimedOut;
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, poll_timeout(deadline));
+      continue;
+    }
+    return Io::Failed;  // EPIPE, ECONNRESET, ...: the peer is gone
   }
-  return true;
+  return Io::Done;
 }
 
-void serve_blocking(BlockingConnection& conn,
+}  // namespace
+
+void serve_blocking(int fd, const ConnectionLimits& limits,
                     const std::function<std::string(const std::string&)>& handle) {
-  std::string payload;
-  while (conn.read_request(payload))
-    if (!conn.send_reply(handle(payload))) break;
+  Session session(limits);
+  std::optional<Clock::time_point> deadline;
+  char buf[16384];
+  session.started();
+  for (;;) {
+    Session::Action action;
+    while (session.next(action)) {
+      switch (action.kind) {
+        case Session::Action::Kind::Send:
+          switch (send_all(fd, action.data, deadline)) {
+            case Io::Done:
+              session.sent();
+              break;
+            case Io::Failed:
+              session.failed();
+              break;
+            case Io::TimedOut:
+              session.timed_out();
+              break;
+          }
+          break;
+        case Session::Action::Kind::Dispatch:
+          session.replied(handle(action.data));
+          break;
+        case Session::Action::Kind::StartDeadline:
+          deadline = Clock::now() + limits.read_timeout;
+          break;
+        case Session::Action::Kind::StopDeadline:
+          deadline.reset();
+          break;
+        case Session::Action::Kind::Close:
+          return;  // the caller closes `fd`
+      }
+    }
+    // The session has no action left, so it waits for bytes: this driver never leaves a reply
+    // or a write pending. Anything else would be a session bug; closing beats hanging.
+    if (!session.wants_read()) {
+      session.failed();
+      continue;
+    }
+    if (deadline && Clock::now() >= *deadline) {
+      session.timed_out();
+      continue;
+    }
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, poll_timeout(deadline));
+    if (ready <= 0) continue;  // timeout or EINTR: the deadline is checked above
+    ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0)
+      session.received(buf, static_cast<std::size_t>(n));
+    else if (n == 0)
+      session.peer_closed();
+    else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+      session.failed();
+  }
 }
 
 }  // namespace net

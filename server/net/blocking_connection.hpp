@@ -1,7 +1,7 @@
 #pragma once
-// One connection served by one thread with blocking reads (bounded by the read timeout).
-// Used by the thread-per-client and thread-per-request models.
-#include <chrono>
+// Drives a Session with blocking calls on one thread for the connection's whole life (the
+// thread-per-client model): poll and recv under the session's deadline, send bounded by the
+// same deadline, each request run inline through `handle`.
 #include <functional>
 #include <string>
 
@@ -9,34 +9,9 @@
 
 namespace net {
 
-class BlockingConnection {
- public:
-  BlockingConnection(int fd, const ConnectionLimits& limits);
-  ~BlockingConnection();
-  BlockingConnection(const BlockingConnection&) = delete;
-  BlockingConnection& operator=(const BlockingConnection&) = delete;
-
-  // Reads the next request. False when the connection is done (EOF, timeout, bad framing; a
-  // framing error has already been answered).
-  bool read_request(std::string& payload);
-  // Sends a reply, framed for the connection's mode. False if the peer is gone.
-  bool send_reply(std::string xml);
-  bool persistent() const { return persistent_; }
-  int fd() const { return fd_; }
-
- private:
-  bool send_all(const std::string& bytes);
-
-  int fd_;
-  FrameReader reader_;
-  std::chrono::milliseconds read_timeout_;
-  bool persistent_ = false;
-  bool served_one_ = false;
-};
-
-// Serves a whole connection: each request through `handle`, until the peer or the protocol
-// ends it.
-void serve_blocking(BlockingConnection& conn,
+// Serves connection `fd` until the peer or the protocol ends it. The caller closes `fd`.
+// `handle` turns a request payload into its reply document.
+void serve_blocking(int fd, const ConnectionLimits& limits,
                     const std::function<std::string(const std::string&)>& handle);
 
 }  // namespace net

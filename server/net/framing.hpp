@@ -22,6 +22,10 @@ struct ConnectionLimits {
   // Open connections beyond this are accepted, told "Server busy" and closed at once, so a
   // flood of connections cannot exhaust descriptors (or, per client, threads).
   std::size_t max_connections = 4096;
+  // A session framing no further request while this many bytes of replies are unwritten: a
+  // client that never reads holds at most this much (plus one reply), then its write deadline
+  // closes it.
+  std::size_t max_unsent_bytes = 256 * 1024;
 };
 
 // The reply to a connection refused because `limit` connections are already open.

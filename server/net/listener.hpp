@@ -22,7 +22,6 @@ class Listener {
   // A connected socket, or -1 if none arrived within `wait` (or none could be accepted, e.g.
   // out of descriptors, in which case it waits `wait` before returning).
   int accept_for(std::chrono::milliseconds wait);
-  int fd() const { return fd_; }
   // Hands the descriptor over (to an Asio acceptor); the Listener no longer closes it.
   int release();
   std::uint16_t port() const { return port_; }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang and runs each.
+# Builds the libFuzzer targets with clang and runs each: parse (parse -> apply -> render),
+# framing (FrameReader) and session (the connection state machine under random socket events).
 #
 #   tests/fuzz/build_and_run.sh [RUNS]     RUNS executions per target (default 10000000)
 #
@@ -25,8 +26,11 @@ core=(server/exchange/decimal.cpp server/exchange/order_book.cpp server/exchange
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_parse.cpp "${core[@]}" -lpugixml -o "$out/fuzz_parse"
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_framing.cpp server/net/framing.cpp \
   server/protocol/render.cpp server/exchange/decimal.cpp -o "$out/fuzz_framing"
+"$clangxx" "${flags[@]}" tests/fuzz/fuzz_session.cpp server/net/session.cpp \
+  server/net/framing.cpp server/protocol/render.cpp server/exchange/decimal.cpp \
+  -o "$out/fuzz_session"
 
-for target in parse framing; do
+for target in parse framing session; do
   echo "== fuzz_$target: $runs runs"
   # A scratch copy of the corpus grows during the run; the committed corpus stays small.
   work="$out/corpus-$target"

@@ -1,12 +1,13 @@
 #pragma once
 // A cheap look at a request payload, without parsing it: the root element and the kinds of its
-// direct children. Used for the FOTP's request classes and for --simulated-io-ms-per-child.
-// The handler parses the payload properly later; a malformed payload here only gets an odd
-// class (or none), never an error.
+// direct children. Used by the concurrency models for the FOTP's request classes and for
+// --simulated-io-ms-per-child, before a worker parses the payload properly (parse.cpp). It
+// lives beside the parser because it must name requests the way the parser does; a malformed
+// payload here only gets an odd class (or none), never an error.
 #include <string>
 #include <string_view>
 
-namespace concurrency {
+namespace protocol {
 
 struct RequestShape {
   // Canonical request class: the root element, a colon, then the counts of its children by
@@ -22,4 +23,4 @@ struct RequestShape {
 
 RequestShape scan_request(std::string_view payload);
 
-}  // namespace concurrency
+}  // namespace protocol

@@ -1,8 +1,8 @@
-#include "concurrency/request_shape.hpp"
+#include "protocol/request_shape.hpp"
 
 #include <array>
 
-namespace concurrency {
+namespace protocol {
 namespace {
 
 constexpr std::array<std::string_view, 5> kKinds = {"order", "query", "cancel", "account",
@@ -89,4 +89,4 @@ RequestShape scan_request(std::string_view s) {
   return shape;
 }
 
-}  // namespace concurrency
+}  // namespace protocol

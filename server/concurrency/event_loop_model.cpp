@@ -1,0 +1,58 @@
+// The one model skeleton behind reactor, per-request, pool, fotp and adaptive: an EventLoop
+// that frames requests on one thread, a RunPolicy that runs them, the LoopStopper that lets
+// stop() reach the loop, and the gauges the metrics read.
+#include "app/log.hpp"
+#include "concurrency/event_loop.hpp"
+#include "concurrency/run_policy.hpp"
+
+namespace concurrency {
+namespace {
+
+class EventLoopModel : public Model {
+ public:
+  EventLoopModel(const ModelOptions& options, RunPolicyFactory make_policy)
+      : options_(options), make_policy_(std::move(make_policy)) {}
+
+  void run(net::Listener& listener, app::RequestHandler& handler) override {
+    app::Metrics& metrics = *options_.metrics;
+    std::unique_ptr<RunPolicy> policy = make_policy_(options_, handler);
+    EventLoop loop(listener, options_.limits,
+                   [&metrics, &policy](std::string payload, net::AsyncConnection::ReplyFn reply) {
+                     metrics.arrival();
+                     policy->run(Job{std::move(payload), std::move(reply)});
+                   });
+    LoopStopper::Attachment attached(stopper_, loop);
+    metrics.set_gauges([&policy, &loop] {
+      app::Metrics::Gauges g;
+      policy->gauges(g);
+      g.connections = static_cast<long>(loop.open_connections());
+      return g;
+    });
+    // Also on the way out of an exception: nothing that uses `loop` or the policy may
+    // outlive them.
+    struct Cleanup {
+      app::Metrics& metrics;
+      RunPolicy& policy;
+      ~Cleanup() {
+        metrics.set_gauges(nullptr);
+        policy.finish();
+      }
+    } cleanup{metrics, *policy};
+    loop.run();  // returns when stopped, every connection closed and every reply written
+  }
+
+  void stop() override { stopper_.stop(); }
+
+ private:
+  ModelOptions options_;
+  RunPolicyFactory make_policy_;
+  LoopStopper stopper_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_event_loop_model(const ModelOptions& options, RunPolicyFactory policy) {
+  return std::make_unique<EventLoopModel>(options, std::move(policy));
+}
+
+}  // namespace concurrency

@@ -1,0 +1,50 @@
+// per-request: every request gets a new thread that runs it and exits. The thread's creation
+// cost is paid on every request, and under load the number of threads is the number of
+// requests being handled, with no bound (seeds 000 and 004 measure exactly that).
+#include "app/log.hpp"
+#include "concurrency/run_policy.hpp"
+#include "concurrency/run_request.hpp"
+#include "concurrency/thread_set.hpp"
+#include "net/framing.hpp"
+
+namespace concurrency {
+namespace {
+
+class RunOnNewThread : public RunPolicy {
+ public:
+  RunOnNewThread(const ModelOptions& options, app::RequestHandler& handler)
+      : options_(options), handler_(handler) {}
+
+  void run(Job job) override {
+    auto reply = job.reply;  // kept to answer if no thread can be started
+    try {
+      threads_.spawn([this, job = std::move(job)]() mutable {
+        run_request(handler_, options_, job.payload, std::move(job.reply));
+      });
+    } catch (const boost::thread_resource_error& e) {
+      EXCHANGE_LOG(warn) << "cannot start a thread for a request: " << e.what();
+      reply(net::framing_error_reply("Server busy: no thread for the request; retry later"));
+    }
+  }
+
+  void gauges(app::Metrics::Gauges& g) const override {
+    g.threads = g.busy = static_cast<long>(threads_.live());
+  }
+
+  // The last threads may still be leaving after their reply went out.
+  void finish() override { threads_.join_all(); }
+
+ private:
+  const ModelOptions& options_;
+  app::RequestHandler& handler_;
+  ThreadSet threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<RunPolicy> run_on_new_thread(const ModelOptions& options,
+                                             app::RequestHandler& handler) {
+  return std::make_unique<RunOnNewThread>(options, handler);
+}
+
+}  // namespace concurrency

@@ -1,0 +1,174 @@
+#include "net/session.hpp"
+
+#include <utility>
+
+namespace net {
+
+Session::Session(const ConnectionLimits& limits)
+    : limits_(limits), reader_(limits.max_request_bytes) {}
+
+void Session::started() { settle(); }
+
+void Session::received(const char* data, std::size_t size) {
+  if (closed_) return;
+  reader_.feed(data, size);
+  settle();
+}
+
+void Session::peer_closed() {
+  if (closed_) return;
+  peer_eof_ = true;
+  settle();
+}
+
+void Session::failed() {
+  if (closed_) return;
+  close_now();
+}
+
+void Session::timed_out() {
+  if (closed_) return;
+  switch (armed_) {
+    case Phase::None:
+      return;  // no deadline is running: a late report of one already stopped
+    case Phase::Writing:
+      close_now();  // the peer does not read what it asked for
+      return;
+    case Phase::AwaitingRequest:
+      if (!reader_.mid_request()) return close_now();  // idle: nothing to answer
+      queue_error(session_errors::kTimedOut);
+      finish();
+      break;
+  }
+  settle();
+}
+
+void Session::sent() {
+  if (closed_ || !sending_) return;
+  sending_ = false;
+  in_flight_ = 0;
+  settle();
+}
+
+void Session::replied(std::string xml) {
+  if (closed_ || !busy_) return;  // the peer went away while its request ran
+  busy_ = false;
+  queue_send(frame_reply(std::move(xml), persistent_));
+  if (!persistent_ || stopping_) finish();
+  settle();
+}
+
+void Session::shutdown() {
+  if (closed_) return;
+  stopping_ = true;
+  if (!busy_) finish();  // a request with the handler still gets its reply first
+  settle();
+}
+
+bool Session::next(Action& out) {
+  if (actions_.empty()) return false;
+  out = std::move(actions_.front());
+  actions_.pop_front();
+  return true;
+}
+
+bool Session::wants_read() const {
+  return !closed_ && !peer_eof_ && !busy_ && !stopping_ && !close_after_flush_ &&
+         !(served_ && !persistent_) && unsent_.size() + in_flight_ <= limits_.max_unsent_bytes;
+}
+
+void Session::settle() {
+  advance();
+  flush();
+  update_deadline();
+}
+
+void Session::advance() {
+  while (!closed_ && !close_after_flush_ && !busy_ && !stopping_) {
+    if (served_ && !persistent_) return;  // one request per connection without a session
+    if (unsent_.size() + in_flight_ > limits_.max_unsent_bytes) return;  // let the peer read
+    std::string out;
+    switch (reader_.next(out)) {
+      case FrameReader::Event::NeedMore:
+        if (peer_eof_) {
+          if (reader_.mid_request()) queue_error(session_errors::kClosedEarly);
+          finish();
+        }
+        return;
+      case FrameReader::Event::SessionHello:
+        persistent_ = true;
+        // Queued before any reply, so the peer reads the acknowledgement first.
+        queue_send(std::string(kSessionAccept));
+        continue;
+      case FrameReader::Event::Error:
+        queue_error(out);
+        finish();
+        return;
+      case FrameReader::Event::Request:
+        served_ = true;
+        busy_ = true;
+        ++requests_;
+        emit(Action::Kind::Dispatch, std::move(out));
+        return;
+    }
+  }
+}
+
+void Session::queue_send(std::string bytes) { unsent_ += bytes; }
+
+void Session::queue_error(const std::string& why) {
+  queue_send(frame_reply(framing_error_reply(why), persistent_));
+}
+
+void Session::finish() { close_after_flush_ = true; }
+
+void Session::flush() {
+  if (closed_ || sending_) return;
+  if (!unsent_.empty()) {
+    sending_ = true;
+    in_flight_ = unsent_.size();
+    ++sends_;
+    emit(Action::Kind::Send, std::move(unsent_));
+    unsent_.clear();
+  } else if (close_after_flush_) {
+    close_now();
+  }
+}
+
+void Session::close_now() {
+  closed_ = true;
+  busy_ = false;
+  unsent_.clear();
+  // Whatever the driver has not taken yet is moot now: Close is the last action.
+  actions_.clear();
+  armed_ = Phase::None;
+  emit(Action::Kind::Close);
+}
+
+void Session::update_deadline() {
+  if (closed_) return;
+  Phase want = Phase::None;
+  std::size_t seq = 0;
+  if (sending_) {
+    want = Phase::Writing;
+    seq = sends_;
+  } else if (!busy_) {
+    want = Phase::AwaitingRequest;
+    seq = requests_;
+  }
+  if (want == Phase::None) {
+    if (armed_ != Phase::None) emit(Action::Kind::StopDeadline);
+    armed_ = Phase::None;
+    return;
+  }
+  if (want == armed_ && seq == armed_seq_) return;  // the same wait goes on
+  emit(Action::Kind::StartDeadline);
+  armed_ = want;
+  armed_seq_ = seq;
+}
+
+void Session::emit(Action::Kind kind, std::string data) {
+  actions_.push_back(Action{kind, std::move(data)});
+}
+
+}  // namespace net

@@ -1,0 +1,109 @@
+#pragma once
+// The life of one client connection as a state machine with no I/O inside (sans-I/O, like
+// FrameReader): the driver feeds it what happened on the socket and takes back what to do.
+// Both drivers, the event-loop one (AsyncConnection) and the thread-per-connection one
+// (serve_blocking), run this same machine, so the session hello, framing errors, deadlines,
+// early closes and their error texts exist once, and the fuzzer (tests/fuzz/fuzz_session.cpp)
+// can drive every interleaving of bytes and socket events without a socket.
+//
+// The rules it enforces:
+//   - One request at a time per connection: the next is not framed before the reply to the
+//     previous one is queued, so replies keep the requests' order.
+//   - Backpressure: no more requests are framed (and the driver stops reading) while more than
+//     limits.max_unsent_bytes of replies wait to be written, so a client that sends requests
+//     and never reads its replies holds at most that much (plus one reply) and is closed when
+//     the write deadline passes.
+//   - Deadlines: one while the server waits for a request (read_timeout: the whole request,
+//     however slowly it trickles in), one for each write (a peer that does not read), none
+//     while a request is with the handler.
+//   - Only one Send is with the driver at a time; Close is the last action ever emitted.
+#include <cstddef>
+#include <deque>
+#include <string>
+
+#include "net/framing.hpp"
+
+namespace net {
+
+class Session {
+ public:
+  struct Action {
+    enum class Kind {
+      Send,           // write `data` in full, then call sent() (or failed())
+      Dispatch,       // run the request `data`; call replied() with its reply document
+      StartDeadline,  // (re)start the deadline: limits.read_timeout from now
+      StopDeadline,   // no deadline until the next StartDeadline
+      Close,          // close the socket; nothing follows
+    };
+    Kind kind;
+    std::string data;
+  };
+
+  explicit Session(const ConnectionLimits& limits);
+
+  // ---- events, from the driver ----
+  void started();                                     // the connection was accepted
+  void received(const char* data, std::size_t size);  // bytes arrived
+  void peer_closed();             // EOF: the peer will send nothing more (it may still read)
+  void failed();                  // reset or any socket error: nothing more can be sent
+  void timed_out();               // the deadline of the last StartDeadline passed
+  void sent();                    // the last Send was written in full
+  void replied(std::string xml);  // the reply to the last Dispatch (ignored once closed)
+  void shutdown();                // the server stops: finish the request in flight, then close
+
+  // ---- actions, to the driver ----
+  // Takes the next action; false when there is none until the next event.
+  bool next(Action& out);
+  // Whether the driver should read from the socket now.
+  bool wants_read() const;
+  bool closed() const { return closed_; }
+  bool persistent() const { return persistent_; }
+  bool request_in_flight() const { return busy_; }
+
+ private:
+  enum class Phase { None, AwaitingRequest, Writing };
+
+  // After every event: frame what the rules allow, hand out the next Send (or the Close that
+  // follows the last one), and fit the deadline to the new state.
+  void settle();
+  // Frames and dispatches what has arrived, as far as the rules allow.
+  void advance();
+  void flush();
+  void queue_send(std::string bytes);
+  void queue_error(const std::string& why);
+  // Closes once everything queued is written.
+  void finish();
+  void close_now();
+  void update_deadline();
+  void emit(Action::Kind kind, std::string data = {});
+
+  ConnectionLimits limits_;
+  FrameReader reader_;
+  std::deque<Action> actions_;
+  std::string unsent_;         // queued, not yet handed out as a Send
+  std::size_t in_flight_ = 0;  // bytes of the Send the driver is writing
+  bool sending_ = false;       // a Send is with the driver
+  bool busy_ = false;          // a Dispatch is with the handler
+  bool persistent_ = false;    // the session hello was accepted
+  bool served_ = false;        // a request was dispatched (one-shot connections take one)
+  bool peer_eof_ = false;      // the peer sent EOF
+  bool stopping_ = false;      // shutdown() was called
+  bool close_after_flush_ = false;
+  bool closed_ = false;
+  // The deadline the driver is running, and which wait it belongs to: a new request wait or a
+  // new write restarts it, the same one does not.
+  Phase armed_ = Phase::None;
+  std::size_t armed_seq_ = 0;
+  std::size_t requests_ = 0;  // dispatched so far: numbers the waits for a request
+  std::size_t sends_ = 0;     // Sends emitted so far: numbers the writes
+};
+
+// The error texts a client can get from the session itself (not from the request handler).
+namespace session_errors {
+inline constexpr const char* kTimedOut =
+    "Bad framing: timed out waiting for the rest of the request";
+inline constexpr const char* kClosedEarly =
+    "Bad framing: connection closed before the whole request arrived";
+}  // namespace session_errors
+
+}  // namespace net

@@ -1,0 +1,283 @@
+// net::Session, the connection state machine both drivers run: every socket event a peer can
+// cause, at every stage, without a socket (the hostile-client suite does the same over real
+// sockets, tests/e2e/hostile_clients_test.cpp).
+#include "net/session.hpp"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+using net::Session;
+using Kind = Session::Action::Kind;
+
+namespace {
+
+// A driver on paper: records what the session asks for and checks the rules every real driver
+// relies on (one Send at a time, one Dispatch at a time, nothing after Close).
+struct Driver {
+  explicit Driver(net::ConnectionLimits limits = {}) : session(limits) {
+    session.started();
+    drain();
+  }
+
+  void drain() {
+    Session::Action a;
+    while (session.next(a)) {
+      REQUIRE_FALSE(closed);  // Close is the last action
+      switch (a.kind) {
+        case Kind::Send:
+          REQUIRE_FALSE(sending);
+          sending = true;
+          written += a.data;
+          break;
+        case Kind::Dispatch:
+          REQUIRE_FALSE(dispatched);
+          dispatched = true;
+          requests.push_back(a.data);
+          break;
+        case Kind::StartDeadline:
+          deadline = true;
+          ++deadlines_started;
+          break;
+        case Kind::StopDeadline:
+          deadline = false;
+          break;
+        case Kind::Close:
+          closed = true;
+          deadline = false;
+          break;
+      }
+    }
+  }
+
+  void feed(const std::string& bytes) {
+    session.received(bytes.data(), bytes.size());
+    drain();
+  }
+  void write_done() {
+    REQUIRE(sending);
+    sending = false;
+    session.sent();
+    drain();
+  }
+  void reply(const std::string& xml) {
+    REQUIRE(dispatched);
+    dispatched = false;
+    session.replied(xml);
+    drain();
+  }
+  void eof() {
+    session.peer_closed();
+    drain();
+  }
+  void reset() {
+    session.failed();
+    drain();
+  }
+  void timeout() {
+    REQUIRE(deadline);
+    session.timed_out();
+    drain();
+  }
+  void stop() {
+    session.shutdown();
+    drain();
+  }
+
+  Session session;
+  std::string written;
+  std::vector<std::string> requests;
+  bool sending = false;
+  bool dispatched = false;
+  bool deadline = false;
+  bool closed = false;
+  int deadlines_started = 0;
+};
+
+std::string frame(const std::string& payload) {
+  return std::to_string(payload.size()) + "\n" + payload;
+}
+
+}  // namespace
+
+TEST_CASE("one-shot connection: one request, its reply, then close", "[session]") {
+  Driver d;
+  CHECK(d.deadline);  // the wait for the request is bounded from the start
+  CHECK(d.session.wants_read());
+  d.feed(frame("<a/>") + frame("<b/>"));  // a second request on a one-shot connection is ignored
+  REQUIRE(d.requests == std::vector<std::string>{"<a/>"});
+  CHECK_FALSE(d.deadline);  // no deadline while the handler has it
+  CHECK_FALSE(d.session.wants_read());
+  d.reply("<results/>");
+  CHECK(d.written == "<results/>");  // unframed without a session
+  CHECK(d.deadline);                 // the write is bounded
+  CHECK_FALSE(d.closed);
+  d.write_done();
+  CHECK(d.closed);
+  CHECK(d.requests.size() == 1);
+}
+
+TEST_CASE("session: hello, pipelined requests answered in order, framed", "[session]") {
+  Driver d;
+  d.feed("EXCHANGE-SESSION 1\n" + frame("<a/>") + frame("<b/>"));
+  CHECK(d.written == net::kSessionAccept);                  // acknowledged before any reply
+  REQUIRE(d.requests == std::vector<std::string>{"<a/>"});  // one at a time
+  d.write_done();
+  d.reply("<r1/>");
+  REQUIRE(d.requests.size() == 2);  // the next request is framed once the reply is queued
+  CHECK(d.written == std::string(net::kSessionAccept) + frame("<r1/>"));
+  d.write_done();
+  d.reply("<r2/>");
+  d.write_done();
+  CHECK(d.written == std::string(net::kSessionAccept) + frame("<r1/>") + frame("<r2/>"));
+  CHECK_FALSE(d.closed);  // the session stays open
+  CHECK(d.session.wants_read());
+  CHECK(d.deadline);  // waiting for the next request, bounded
+  d.eof();
+  CHECK(d.closed);
+}
+
+TEST_CASE("reset right after the hello closes at once, no crash, nothing more", "[session]") {
+  Driver d;
+  d.feed("EXCHANGE-SESSION 1\n");
+  REQUIRE(d.sending);
+  d.reset();  // the acknowledgement's write fails: ECONNRESET
+  CHECK(d.closed);
+  d.session.sent();  // late events after Close change nothing
+  d.session.replied("<late/>");
+  d.session.timed_out();
+  d.drain();
+  CHECK_FALSE(d.session.wants_read());
+}
+
+TEST_CASE("reset while the request is with the handler: the late reply is dropped", "[session]") {
+  Driver d;
+  d.feed("EXCHANGE-SESSION 1\n" + frame("<a/>"));
+  d.write_done();
+  d.reset();
+  CHECK(d.closed);
+  d.session.replied("<r/>");
+  Session::Action a;
+  CHECK_FALSE(d.session.next(a));
+}
+
+TEST_CASE("EOF inside a request gets an error reply, then close", "[session]") {
+  for (const char* partial : {"12", "EXCHANGE-SESSION 1\n5\n<a", "10\n<abc"}) {
+    Driver d;
+    d.feed(partial);
+    if (d.sending) d.write_done();  // the hello's acknowledgement
+    d.written.clear();
+    d.eof();
+    CHECK(d.written.find(net::session_errors::kClosedEarly) != std::string::npos);
+    CHECK_FALSE(d.closed);  // the peer may still read: the error goes out first
+    d.write_done();
+    CHECK(d.closed);
+  }
+}
+
+TEST_CASE("EOF between requests closes quietly; after a whole request the reply goes first",
+          "[session]") {
+  Driver idle;
+  idle.eof();
+  CHECK(idle.closed);
+  CHECK(idle.written.empty());
+
+  Driver d;  // half-close right after a whole one-shot request: the reply still goes out
+  d.feed(frame("<a/>"));
+  d.eof();
+  REQUIRE_FALSE(d.closed);
+  d.reply("<r/>");
+  d.write_done();
+  CHECK(d.written == "<r/>");
+  CHECK(d.closed);
+}
+
+TEST_CASE("deadlines: mid-request gets an error, idle closes, a write that stalls closes",
+          "[session]") {
+  Driver mid;
+  mid.feed("100\n<partial");
+  mid.timeout();
+  CHECK(mid.written.find(net::session_errors::kTimedOut) != std::string::npos);
+  mid.timeout();  // the peer does not read the error either: closed at the write deadline
+  CHECK(mid.closed);
+
+  Driver idle;
+  idle.timeout();
+  CHECK(idle.closed);
+  CHECK(idle.written.empty());
+
+  Driver stalled;
+  stalled.feed(frame("<a/>"));
+  stalled.reply("<r/>");
+  stalled.timeout();  // the reply's write never completes
+  CHECK(stalled.closed);
+}
+
+TEST_CASE("each new wait gets a fresh deadline, the same wait does not", "[session]") {
+  Driver d;
+  int started = d.deadlines_started;
+  d.feed("EXCHANGE-SESSION 1\n");  // a write starts: its own deadline
+  CHECK(d.deadlines_started == started + 1);
+  d.write_done();  // waiting for a request again
+  CHECK(d.deadlines_started == started + 2);
+  d.feed("5");
+  d.feed("\n<a");  // trickling bytes do not extend the deadline
+  CHECK(d.deadlines_started == started + 2);
+}
+
+TEST_CASE("a client that never reads: backpressure stops reading, the write deadline closes",
+          "[session]") {
+  net::ConnectionLimits limits;
+  limits.max_unsent_bytes = 1000;
+  Driver d(limits);
+  d.feed("EXCHANGE-SESSION 1\n");
+  std::string big(600, 'x');
+  int answered = 0;
+  // The peer keeps sending requests and never reads: the acknowledgement's write never ends.
+  for (int i = 0; i < 10 && d.session.wants_read(); ++i) {
+    d.feed(frame("<q/>"));
+    if (d.dispatched) {
+      d.reply(big);
+      ++answered;
+    }
+  }
+  CHECK_FALSE(d.session.wants_read());  // bounded: stops reading...
+  CHECK(answered <= 3);                 // ...after at most the bound plus one reply
+  d.timeout();
+  CHECK(d.closed);
+}
+
+TEST_CASE("garbage instead of the hello or a length gets an error, then close", "[session]") {
+  for (std::string garbage :
+       {std::string("EXCHANGE-SESSION 2\n"), std::string("GET / HTTP/1.1\r\n"),
+        std::string("\0\xff\x01\n", 4), std::string(100, 'x')}) {
+    Driver d;
+    d.feed(garbage);
+    CHECK(d.requests.empty());
+    CHECK(d.written.find("<error>Bad framing") != std::string::npos);
+    d.write_done();
+    CHECK(d.closed);
+  }
+  Driver too_long;
+  too_long.feed("99999999999\n");
+  CHECK(too_long.written.find("exceeds the limit") != std::string::npos);
+}
+
+TEST_CASE("shutdown: idle closes now, a request in flight is answered first", "[session]") {
+  Driver idle;
+  idle.feed("EXCHANGE-SESSION 1\n");
+  idle.write_done();
+  idle.stop();
+  CHECK(idle.closed);
+
+  Driver busy;
+  busy.feed("EXCHANGE-SESSION 1\n" + frame("<a/>") + frame("<b/>"));
+  busy.write_done();
+  busy.stop();
+  CHECK_FALSE(busy.closed);
+  busy.reply("<r/>");
+  busy.write_done();
+  CHECK(busy.closed);
+  CHECK(busy.requests.size() == 1);  // the buffered second request is not started
+}
