@@ -1,7 +1,8 @@
 #pragma once
 // The asynchronous half shared by the event-loop models: a Boost.Asio io_context that accepts
-// connections and frames their requests. Each model decides what happens to a framed request
-// (run it inline, queue it for workers, ...) through the DispatchFn.
+// connections and frames their requests (each connection an AsyncConnection running a
+// net::Session). What happens to a framed request (run inline, on a new thread, on a pool) is
+// the DispatchFn, which EventLoopModel builds from the model's RunPolicy.
 #include <atomic>
 #include <memory>
 #include <mutex>

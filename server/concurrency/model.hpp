@@ -1,7 +1,7 @@
 #pragma once
 // A concurrency model decides which threads accept connections, read requests, run the
-// handler and write replies. Every model serves the same RequestHandler; adding one means one
-// new file and one line in models.cpp.
+// handler and write replies. Every model serves the same RequestHandler; an event-loop model is
+// a RunPolicy (run_policy.hpp) plus one line in models.cpp.
 #include <functional>
 #include <memory>
 #include <string>
