@@ -1,5 +1,6 @@
 // exchange-server: flags -> configuration -> load state from PostgreSQL -> serve with the
-// chosen concurrency model until SIGINT/SIGTERM -> finish in-flight requests -> exit 0.
+// chosen concurrency model until SIGINT/SIGTERM -> finish in-flight requests within the grace
+// period -> exit 0 (everything drained) or 3 (requests had to be failed).
 #include <sys/resource.h>
 
 #include <csignal>
@@ -15,14 +16,17 @@
 #include "app/metrics.hpp"
 #include "app/recovery.hpp"
 #include "app/request_handler.hpp"
+#include "app/shutdown.hpp"
 #include "concurrency/model.hpp"
 #include "net/listener.hpp"
 #include "protocol/parse.hpp"
 #include "schema_sql.hpp"
 #include "store/batch_writer.hpp"
 #include "store/batcher.hpp"
+#include "store/connection_bounds.hpp"
 #include "store/database.hpp"
 #include "store/order_archive.hpp"
+#include "store/watchdog.hpp"
 
 namespace po = boost::program_options;
 
@@ -47,6 +51,8 @@ struct Config {
   std::size_t max_children = 10000;
   std::size_t closed_orders_cached = 100000;
   int db_wait_seconds = 30;
+  unsigned db_timeout_ms = 5000;
+  unsigned shutdown_grace_ms = 10000;
 };
 
 std::string models_help() {
@@ -96,6 +102,15 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "a request with more is refused as a whole")(
       "db-wait", po::value(&cfg.db_wait_seconds)->default_value(cfg.db_wait_seconds),
       "seconds to keep retrying at start-up while PostgreSQL is unreachable")(
+      "db-timeout-ms", po::value(&cfg.db_timeout_ms)->default_value(cfg.db_timeout_ms),
+      "longest wait for PostgreSQL: a commit or read without an answer this long closes its "
+      "connection (the commit's outcome is then read from a fresh one) and the server "
+      "reconnects; also sets libpq's connect_timeout, keepalives and tcp_user_timeout unless "
+      "--db sets them (loading the whole state may take ten times as long)")(
+      "shutdown-grace-ms", po::value(&cfg.shutdown_grace_ms)->default_value(cfg.shutdown_grace_ms),
+      "after SIGINT/SIGTERM, how long in-flight requests may take to commit; then the rest get "
+      "an error. Exit status: 0 if everything drained, 3 if requests had to be failed, 1 on a "
+      "fatal error, 2 on bad flags")(
       "closed-orders-cached",
       po::value(&cfg.closed_orders_cached)->default_value(cfg.closed_orders_cached),
       "closed orders kept in memory for queries; older ones are read from the database, so "
@@ -147,6 +162,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     exit_code = 2;
     return false;
   }
+  if (cfg.db_timeout_ms < 100) {
+    EXCHANGE_LOG(error) << "--db-timeout-ms must be at least 100";
+    exit_code = 2;
+    return false;
+  }
   if (cfg.max_threads < 1 || cfg.min_threads > cfg.max_threads) {
     EXCHANGE_LOG(error) << "need 1 <= --max-threads and --min-threads <= --max-threads";
     exit_code = 2;
@@ -195,16 +215,18 @@ int main(int argc, char** argv) {
   parse_limits.max_children = cfg.max_children;
   protocol::set_default_parse_limits(parse_limits);
 
-  // Signals are taken by one thread with sigwait; every thread started later inherits the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A peer that closes while we write is an error code on that connection (EPIPE), never a
+  // signal that ends the process: every send uses MSG_NOSIGNAL, and this covers the rest.
+  std::signal(SIGPIPE, SIG_IGN);
+  // Signals are taken by one thread; every thread started later inherits the mask.
+  app::Shutdown shutdown{std::chrono::milliseconds(cfg.shutdown_grace_ms)};
+  const auto db_timeout = std::chrono::milliseconds(cfg.db_timeout_ms);
+  cfg.db = store::with_connection_bounds(cfg.db, store::bounds_for_timeout(db_timeout));
 
   try {
     exchange::Engine engine;
-    auto setup = store::connect_with_retry(cfg.db, cfg.db_wait_seconds);
+    auto setup =
+        store::connect_with_retry(cfg.db, cfg.db_wait_seconds, &shutdown.stop_flag(), db_timeout);
     setup->apply_schema(schema_sql(cfg));
     if (cfg.reset) {
       setup->reset();
@@ -213,16 +235,17 @@ int main(int argc, char** argv) {
     setup->load(engine);
     setup.reset();
 
-    store::BatchWriter writer(cfg.db);
+    // A broken commit's outcome is looked up for as long as one call may wait.
+    store::BatchWriter writer(cfg.db, db_timeout, db_timeout);
     app::Recovery* recovery = nullptr;
     store::Batcher batcher(
         [&writer](const store::Batch& batch, store::Ticket t) { writer.write(batch, t); },
         [&](store::Ticket failed, store::Outcome outcome) {
           (*recovery)(batcher, failed, outcome);
         });
-    store::OrderArchive archive(cfg.db);
+    store::OrderArchive archive(cfg.db, db_timeout);
     app::RequestHandler handler(engine, batcher, archive, cfg.closed_orders_cached);
-    app::Recovery recover(cfg.db, engine, handler);
+    app::Recovery recover(cfg.db, engine, handler, shutdown.stop_flag(), db_timeout);
     recovery = &recover;
 
     net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
@@ -231,6 +254,10 @@ int main(int argc, char** argv) {
     options.min_threads = cfg.min_threads;
     options.max_threads = cfg.max_threads;
     options.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
+    options.metrics->set_db_counters([&writer] {
+      return app::Metrics::DbCounters{static_cast<long>(store::Watchdog::shared().timeouts()),
+                                      static_cast<long>(writer.counts().reconnects)};
+    });
     if (!cfg.metrics_path.empty()) options.metrics->start_csv(cfg.metrics_path);
     options.limits.max_request_bytes = cfg.max_request_bytes;
     options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
@@ -238,18 +265,24 @@ int main(int argc, char** argv) {
     auto model = concurrency::find_model(cfg.model)->make(options);
 
     batcher.start();
-    std::thread signal_waiter([&] {
-      int sig = 0;
-      sigwait(&stop_signals, &sig);
-      EXCHANGE_LOG(info) << "signal " << sig << ", finishing in-flight requests";
-      model->stop();
-    });
+    shutdown.set_actions([&] { model->stop(); },
+                         [&] {
+                           // Nothing more is written; every call still waiting on PostgreSQL
+                           // returns now, so its requests get their errors.
+                           writer.abandon();
+                           store::Watchdog::shared().fire_all();
+                         });
+    // The actions touch what is declared above: they end before it is destroyed.
+    struct ActionsEnd {
+      app::Shutdown& s;
+      ~ActionsEnd() { s.finished(); }
+    } actions_end{shutdown};
     EXCHANGE_LOG(info) << "serving on " << cfg.bind << ":" << listener.port() << " with model "
                        << cfg.model << " (" << engine.order_count()
                        << " orders loaded, next order id " << engine.next_order_id() << ")";
-    model->run(listener, handler);
+    if (!shutdown.stop_flag().requested()) model->run(listener, handler);
     batcher.stop();
-    signal_waiter.join();
+    shutdown.finished();
     options.metrics->stop();
     auto stats = batcher.stats();
     EXCHANGE_LOG(info) << "stopped after " << stats.requests << " requests in " << stats.batches
@@ -258,9 +291,23 @@ int main(int argc, char** argv) {
                        << " requests and "
                        << (stats.batches ? stats.write_microseconds / 1000.0 / stats.batches : 0.0)
                        << " ms per commit)";
+    auto counts = writer.counts();
+    EXCHANGE_LOG(info) << "database: " << store::Watchdog::shared().timeouts()
+                       << " calls cut off by --db-timeout-ms, " << counts.broken_commits
+                       << " commits on a broken connection, " << counts.reconnects
+                       << " write reconnects, " << recover.reloads() << " state reloads";
   } catch (const std::exception& e) {
+    if (shutdown.stop_flag().requested()) {
+      EXCHANGE_LOG(warn) << "stopped before serving: " << e.what();
+      return 0;
+    }
     EXCHANGE_LOG(error) << e.what();
     return 1;
+  }
+  if (shutdown.forced()) {
+    EXCHANGE_LOG(warn) << "exiting " << app::Shutdown::kNotDrained
+                       << ": requests still waiting after the grace period were failed";
+    return app::Shutdown::kNotDrained;
   }
   return 0;
 }

@@ -22,11 +22,16 @@ void Metrics::set_gauges(GaugeFn gauges) {
   gauges_ = std::move(gauges);
 }
 
+void Metrics::set_db_counters(DbCounterFn counters) {
+  std::lock_guard<std::mutex> lock(gauges_mutex_);
+  db_counters_ = std::move(counters);
+}
+
 void Metrics::start_csv(const std::string& path) {
   out_.open(path, std::ios::out | std::ios::trunc);
   if (!out_) throw std::runtime_error("cannot write --metrics " + path);
   out_ << "time,arrivals,completions,mean_service_ms,p99_service_ms,threads,busy_threads,"
-          "queue_length,open_connections,rss_kb,target_threads\n"
+          "queue_length,open_connections,rss_kb,target_threads,db_timeouts,db_reconnects\n"
        << std::flush;
   // Counts start with the first row's second.
   arrivals_.store(0);
@@ -85,9 +90,11 @@ void Metrics::write_row() {
   }
   std::uint64_t arrivals = arrivals_.exchange(0, std::memory_order_relaxed);
   Gauges g;
+  DbCounters db;
   {
     std::lock_guard<std::mutex> lock(gauges_mutex_);
     if (gauges_) g = gauges_();
+    if (db_counters_) db = db_counters_();
   }
   std::int64_t mean = 0, p99 = 0;
   if (!samples.empty()) {
@@ -110,6 +117,8 @@ void Metrics::write_row() {
   field(out_, g.connections);
   field(out_, resident_kb());
   field(out_, g.target);
+  field(out_, db.timeouts);
+  field(out_, db.reconnects);
   out_ << '\n' << std::flush;
 }
 

@@ -4,13 +4,15 @@
 // gauges that apply to it; a writer thread appends one CSV row per second:
 //
 //   time,arrivals,completions,mean_service_ms,p99_service_ms,threads,busy_threads,
-//   queue_length,open_connections,rss_kb,target_threads
+//   queue_length,open_connections,rss_kb,target_threads,db_timeouts,db_reconnects
 //
 // time is Unix seconds; arrivals and completions are counts over the last second (so the
 // arrival column is λ); service times are the time in the worker/handler (simulated I/O
 // included, the wait for the group commit excluded), empty when nothing completed; gauges are
 // sampled when the row is written and empty where the model has no such thing (the reactor
-// has no queue, only the dynamic pools have a target size).
+// has no queue, only the dynamic pools have a target size). db_timeouts (PostgreSQL calls cut
+// off by --db-timeout-ms) and db_reconnects (new write connections after a broken one) count
+// since the start.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,6 +37,11 @@ class Metrics {
     long target = -1;
   };
   using GaugeFn = std::function<Gauges()>;
+  struct DbCounters {
+    long timeouts = -1;
+    long reconnects = -1;
+  };
+  using DbCounterFn = std::function<DbCounters()>;
 
   Metrics() = default;
   ~Metrics();
@@ -51,6 +58,8 @@ class Metrics {
   // model clears it before what it reads goes away. Must not be called while holding a lock
   // the function takes.
   void set_gauges(GaugeFn gauges);
+  // The database's counters, sampled once per row; the same rules as set_gauges.
+  void set_db_counters(DbCounterFn counters);
 
   // Writes the header and then one row per second to `path` (truncated) until stop().
   // Throws std::runtime_error if the file cannot be opened.
@@ -68,6 +77,7 @@ class Metrics {
   std::vector<std::int64_t> samples_ns_;  // service times since the last row
   std::mutex gauges_mutex_;
   GaugeFn gauges_;
+  DbCounterFn db_counters_;  // guarded by gauges_mutex_
   std::mutex writer_mutex_;
   std::condition_variable writer_wake_;
   bool stopping_ = false;

@@ -1,11 +1,10 @@
 #include "app/recovery.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
-#include <thread>
 
 #include "app/log.hpp"
-#include "store/database.hpp"
 
 namespace app {
 
@@ -18,19 +17,39 @@ void Recovery::operator()(store::Batcher& batcher, store::Ticket failed, store::
   }
   // Their errors go out now, not after the database is back.
   for (auto& reply : failed_requests) reply();
+  EXCHANGE_LOG(warn) << "batch " << failed << " failed; " << failed_requests.size()
+                     << " waiting requests answered with an error; serving 'unavailable' "
+                        "until the state is reloaded from the database";
 
+  // Each attempt is bounded (connect_timeout, the watchdog), so the loop sees a shutdown
+  // within one attempt. Failures are logged when their reason changes, not every time.
+  const auto started = std::chrono::steady_clock::now();
+  std::string last_error;
   for (int attempt = 1;; ++attempt) {
+    if (stop_.requested()) {
+      EXCHANGE_LOG(warn) << "shutting down: the state is not reloaded"
+                         << (last_error.empty() ? "" : " (last failure: " + last_error + ")");
+      return;
+    }
     try {
-      store::Database db(conninfo_);
+      store::Database db(conninfo_, timeout_);
       std::unique_lock<boost::shared_mutex> lock(handler_.engine_lock());
       engine_.clear();
       db.load(engine_);
       handler_.set_available(true);
-      EXCHANGE_LOG(warn) << "state reloaded from the database; serving again";
+      ++reloads_;
+      auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - started);
+      EXCHANGE_LOG(warn) << "state reloaded from the database after " << attempt
+                         << (attempt == 1 ? " attempt" : " attempts") << " and " << took.count()
+                         << " ms; serving again";
       return;
     } catch (const std::exception& e) {
-      EXCHANGE_LOG(error) << "reloading state failed (attempt " << attempt << "): " << e.what();
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 10) * 100));
+      if (last_error != e.what())
+        EXCHANGE_LOG(error) << "reloading state failed (attempt " << attempt << "): " << e.what()
+                            << "; retrying until it succeeds or the server stops";
+      last_error = e.what();
+      stop_.sleep_for(std::chrono::milliseconds(std::min(attempt, 10) * 100));
     }
   }
 }

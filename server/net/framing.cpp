@@ -6,6 +6,25 @@ namespace net {
 namespace {
 // 20 digits hold any 64-bit length; more is certainly not a length line.
 constexpr std::size_t kMaxLengthLine = 24;
+
+// The bytes of a bad length line as they may appear in a reply: printable ASCII as is, anything
+// else (control bytes, NUL, invalid UTF-8 from a TLS hello or a binary blob) as \xNN, so the
+// error reply stays well-formed XML whatever the client sent.
+std::string printable(std::string_view bytes) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (char c : bytes) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    }
+  }
+  return out;
+}
 }  // namespace
 
 void FrameReader::feed(const char* data, std::size_t size) {
@@ -36,7 +55,7 @@ FrameReader::Event FrameReader::next(std::string& out) {
     first_line_ = false;
     if (line.empty() || line.find_first_not_of("0123456789") != line.npos) {
       out = "Bad framing: the first line must be the request's length in bytes, got '" +
-            std::string(line.substr(0, 40)) + "'";
+            printable(line.substr(0, 40)) + "'";
       return Event::Error;
     }
     // Checked digit by digit before anything is allocated; saturates instead of overflowing.

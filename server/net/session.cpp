@@ -80,7 +80,6 @@ bool Session::wants_read() const {
 void Session::settle() {
   advance();
   flush();
-  update_deadline();
 }
 
 void Session::advance() {
@@ -123,15 +122,20 @@ void Session::queue_error(const std::string& why) {
 void Session::finish() { close_after_flush_ = true; }
 
 void Session::flush() {
-  if (closed_ || sending_) return;
-  if (!unsent_.empty()) {
+  if (closed_) return;
+  if (!sending_ && unsent_.empty() && close_after_flush_) return close_now();
+  const bool start_send = !sending_ && !unsent_.empty();
+  if (start_send) {
     sending_ = true;
     in_flight_ = unsent_.size();
     ++sends_;
+  }
+  // The deadline first: a blocking driver writes as it takes the Send, and that write must
+  // already be bounded by its own deadline.
+  update_deadline();
+  if (start_send) {
     emit(Action::Kind::Send, std::move(unsent_));
     unsent_.clear();
-  } else if (close_after_flush_) {
-    close_now();
   }
 }
 

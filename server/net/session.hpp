@@ -63,11 +63,12 @@ class Session {
  private:
   enum class Phase { None, AwaitingRequest, Writing };
 
-  // After every event: frame what the rules allow, hand out the next Send (or the Close that
-  // follows the last one), and fit the deadline to the new state.
+  // After every event: frame what the rules allow, then flush.
   void settle();
   // Frames and dispatches what has arrived, as far as the rules allow.
   void advance();
+  // Fits the deadline to the new state and hands out the next Send (or the Close that follows
+  // the last one).
   void flush();
   void queue_send(std::string bytes);
   void queue_error(const std::string& why);

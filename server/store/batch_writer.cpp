@@ -20,35 +20,62 @@ std::int64_t random_writer_id() {
 
 }  // namespace
 
-BatchWriter::BatchWriter(std::string conninfo, std::chrono::milliseconds resolve_for)
-    : conninfo_(std::move(conninfo)), resolve_for_(resolve_for), writer_id_(random_writer_id()) {}
+BatchWriter::BatchWriter(std::string conninfo, std::chrono::milliseconds resolve_for,
+                         std::chrono::milliseconds timeout)
+    : conninfo_(std::move(conninfo)),
+      resolve_for_(resolve_for),
+      timeout_(timeout),
+      writer_id_(random_writer_id()) {}
 
 void BatchWriter::write(const Batch& batch, std::uint64_t sequence) {
   const CommitMark mark{writer_id_, static_cast<std::int64_t>(sequence)};
+  if (abandoned_) throw std::runtime_error("the server is shutting down; not written");
   bool connected = false;
   try {
     if (!db_) {
-      db_ = std::make_unique<Database>(conninfo_);
+      db_ = std::make_unique<Database>(conninfo_, timeout_);
       db_->prepare_writes();
+      backend_ = db_->backend();
+      if (connections_++ > 0) ++reconnects_;
     }
     connected = true;
     db_->write(batch, mark);
+    // The watchdog may have fired just as the commit returned: the next batch reconnects.
+    if (!db_->usable()) db_.reset();
   } catch (const std::exception& e) {
     db_.reset();  // whatever broke, the next batch gets a new connection
     // Not even connected: nothing was sent, so nothing can have committed.
-    if (!connected || !committed_after_all(mark, e.what())) throw;
+    if (!connected) throw;
+    ++broken_commits_;
+    if (!committed_after_all(mark, backend_, e.what())) throw;
     EXCHANGE_LOG(warn) << "batch " << sequence << ": the connection broke (" << e.what()
                        << ") but the commit went through";
   }
 }
 
-bool BatchWriter::committed_after_all(const CommitMark& mark, const std::string& failure) {
+bool BatchWriter::committed_after_all(const CommitMark& mark, const Backend& old,
+                                      const std::string& failure) {
   auto deadline = std::chrono::steady_clock::now() + resolve_for_;
+  std::string last_error;
   for (int attempt = 1;; ++attempt) {
+    if (abandoned_)
+      throw CommitOutcomeUnknown(failure +
+                                 "; the server is shutting down, so whether it "
+                                 "committed was not asked");
     try {
-      Database db(conninfo_);
+      // A fresh connection, bounded like every other: the broken one is never asked again.
+      Database db(conninfo_, timeout_);
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (!db.end_backend(old, std::max(left, std::chrono::milliseconds(100))))
+        throw std::runtime_error("the old connection's backend " + std::to_string(old.pid) +
+                                 " is still running");
       return db.committed(mark);
     } catch (const std::exception& e) {
+      if (last_error != e.what() && std::chrono::steady_clock::now() < deadline)
+        EXCHANGE_LOG(warn) << "asking whether batch " << mark.batch << " committed: " << e.what()
+                           << "; retrying";
+      last_error = e.what();
       if (std::chrono::steady_clock::now() >= deadline)
         throw CommitOutcomeUnknown(failure + "; whether it committed is unknown: " + e.what());
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 10) * 50));
@@ -56,17 +83,29 @@ bool BatchWriter::committed_after_all(const CommitMark& mark, const std::string&
   }
 }
 
-std::unique_ptr<Database> connect_with_retry(const std::string& conninfo, int seconds) {
+std::unique_ptr<Database> connect_with_retry(const std::string& conninfo, int seconds,
+                                             const StopFlag* stop,
+                                             std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::string last_error;
   for (int attempt = 1;; ++attempt) {
+    if (stop && stop->requested())
+      throw std::runtime_error("shutting down before PostgreSQL could be reached" +
+                               (last_error.empty() ? std::string() : " (" + last_error + ")"));
     try {
-      return std::make_unique<Database>(conninfo);
+      return std::make_unique<Database>(conninfo, timeout);
     } catch (const std::exception& e) {
       if (std::chrono::steady_clock::now() >= deadline)
         throw std::runtime_error(std::string(e.what()) + " (gave up after " +
-                                 std::to_string(seconds) + " s; see --db-wait)");
-      EXCHANGE_LOG(warn) << e.what() << "; retrying (attempt " << attempt << ")";
-      std::this_thread::sleep_for(std::chrono::seconds(1));
+                                 std::to_string(seconds) + " s and " + std::to_string(attempt) +
+                                 " attempts; see --db-wait)");
+      if (last_error != e.what())
+        EXCHANGE_LOG(warn) << e.what() << "; retrying every second (attempt " << attempt << ")";
+      last_error = e.what();
+      if (stop)
+        stop->sleep_for(std::chrono::seconds(1));
+      else
+        std::this_thread::sleep_for(std::chrono::seconds(1));
     }
   }
 }

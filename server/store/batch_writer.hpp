@@ -3,8 +3,12 @@
 // starts on a fresh one: the server reconnects on its own after PostgreSQL restarts.
 //
 // A connection that breaks during a commit leaves its outcome unknown: PostgreSQL may have
-// committed and lost only the answer. The writer then reconnects and reads commit_marker to
-// learn which it was, so clients are never told "not applied" about a committed request.
+// committed and lost only the answer. The writer then reconnects, makes sure the old
+// connection's backend is gone (terminating it if needed: while it lives, a statement it
+// received may still commit), and reads commit_marker to learn which it was, so clients are
+// never told "not applied" about a committed request. A commit that gets no answer within
+// the database timeout counts as a broken connection (the watchdog closes it).
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -13,31 +17,52 @@
 #include "store/batch.hpp"
 #include "store/batcher.hpp"
 #include "store/database.hpp"
+#include "store/stop_flag.hpp"
 
 namespace store {
 
 class BatchWriter {
  public:
-  // `resolve_for`: how long to keep trying to learn a broken commit's outcome.
+  // `resolve_for`: how long to keep trying to learn a broken commit's outcome; `timeout`
+  // bounds each call on PostgreSQL (Database).
   explicit BatchWriter(std::string conninfo,
-                       std::chrono::milliseconds resolve_for = std::chrono::seconds(10));
+                       std::chrono::milliseconds resolve_for = std::chrono::seconds(10),
+                       std::chrono::milliseconds timeout = kDefaultDbTimeout);
   // Returns once batch number `sequence` is committed. Throws CommitOutcomeUnknown if the
   // connection broke and PostgreSQL stayed unreachable for resolve_for; any other exception
   // means nothing of the batch is stored.
   void write(const Batch& batch, std::uint64_t sequence);
+  // For a shutdown whose grace period is over: from now on nothing more is written (writes
+  // throw, "not applied"), and a broken commit's outcome is no longer looked up (unknown).
+  // Thread-safe.
+  void abandon() { abandoned_ = true; }
+
+  struct Counts {
+    std::uint64_t broken_commits = 0;  // commits whose connection broke or timed out
+    std::uint64_t reconnects = 0;      // new write connections after the first
+  };
+  Counts counts() const { return {broken_commits_.load(), reconnects_.load()}; }
 
  private:
   // After a failed write: true if it committed after all; throws CommitOutcomeUnknown.
-  bool committed_after_all(const CommitMark& mark, const std::string& failure);
+  bool committed_after_all(const CommitMark& mark, const Backend& old, const std::string& failure);
 
   std::string conninfo_;
   std::chrono::milliseconds resolve_for_;
+  std::chrono::milliseconds timeout_;
   std::int64_t writer_id_;
   std::unique_ptr<Database> db_;
+  Backend backend_;  // db_'s
+  std::atomic<bool> abandoned_{false};
+  std::atomic<std::uint64_t> broken_commits_{0}, reconnects_{0}, connections_{0};
 };
 
 // Connects, retrying every second for up to `seconds` while PostgreSQL is unreachable (it may
-// still be starting). Throws with the last reason when time is up.
-std::unique_ptr<Database> connect_with_retry(const std::string& conninfo, int seconds);
+// still be starting), and not after `stop` is requested. Throws with the last reason when time
+// is up or a stop was requested. Logs the first failure and each change of reason, not every
+// retry.
+std::unique_ptr<Database> connect_with_retry(const std::string& conninfo, int seconds,
+                                             const StopFlag* stop = nullptr,
+                                             std::chrono::milliseconds timeout = kDefaultDbTimeout);
 
 }  // namespace store

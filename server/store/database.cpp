@@ -2,8 +2,11 @@
 
 #include <cctype>
 #include <stdexcept>
+#include <type_traits>
 
 #include <pqxx/pqxx>
+
+#include "store/watchdog.hpp"
 
 namespace store {
 namespace {
@@ -78,7 +81,8 @@ Decimal decimal(const pqxx::field& f) { return Decimal::parse_stored(f.c_str());
 
 }  // namespace
 
-Database::Database(const std::string& conninfo) {
+Database::Database(const std::string& conninfo, std::chrono::milliseconds timeout)
+    : timeout_(timeout) {
   try {
     conn_ = std::make_unique<pqxx::connection>(conninfo);
   } catch (const std::exception& e) {
@@ -93,23 +97,59 @@ Database::Database(const std::string& conninfo) {
 
 Database::~Database() = default;
 
-void Database::prepare_writes() { conn_->prepare("write_batch", kWriteBatch); }
+template <typename Call>
+auto Database::bounded(const char* what, std::chrono::milliseconds limit, Call&& call) {
+  if (broken_) throw pqxx::broken_connection("the connection broke earlier");
+  auto guard = Watchdog::shared().arm(conn_->sock(), limit);
+  try {
+    if constexpr (std::is_void_v<decltype(call())>) {
+      call();
+      if (guard.fired()) broken_ = true;  // it finished, but its socket is shut now
+    } else {
+      auto result = call();
+      if (guard.fired()) broken_ = true;
+      return result;
+    }
+  } catch (const std::exception& e) {
+    broken_ = true;  // whatever failed, a fresh connection is the safe next step
+    if (guard.fired_by_fire_all())
+      throw DatabaseTimeout(std::string(what) + ": cut off by the shutdown; connection closed");
+    if (guard.fired())
+      throw DatabaseTimeout(std::string(what) + ": no answer from PostgreSQL within " +
+                            std::to_string(limit.count()) + " ms; connection closed");
+    throw;
+  }
+}
+
+void Database::prepare_writes() {
+  bounded("preparing the batch write", timeout_,
+          [&] { conn_->prepare("write_batch", kWriteBatch); });
+}
 
 void Database::apply_schema(const std::string& schema_sql) {
-  pqxx::work tx(*conn_);
-  // Two servers starting at once must not race on CREATE TABLE IF NOT EXISTS.
-  tx.exec("SELECT pg_advisory_xact_lock(12345)");
-  tx.exec(schema_sql);
-  tx.commit();
+  bounded("applying the schema", timeout_ * 10, [&] {
+    pqxx::work tx(*conn_);
+    // Two servers starting at once must not race on CREATE TABLE IF NOT EXISTS.
+    tx.exec("SELECT pg_advisory_xact_lock(12345)");
+    tx.exec(schema_sql);
+    tx.commit();
+  });
 }
 
 void Database::reset() {
-  pqxx::work tx(*conn_);
-  tx.exec("TRUNCATE executions, orders, positions, symbols, accounts");
-  tx.commit();
+  bounded("resetting", timeout_ * 10, [&] {
+    pqxx::work tx(*conn_);
+    tx.exec("TRUNCATE executions, orders, positions, symbols, accounts");
+    tx.commit();
+  });
 }
 
 void Database::load(exchange::Engine& engine) {
+  // Reading the whole state takes longer than a commit, legitimately.
+  bounded("loading the state", timeout_ * 10, [&] { load_unbounded(engine); });
+}
+
+void Database::load_unbounded(exchange::Engine& engine) {
   // One snapshot for all tables, so the state loaded is one the server once committed.
   pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*conn_);
   for (const auto& row : tx.exec("SELECT sym FROM symbols")) engine.load_symbol(row[0].c_str());
@@ -142,6 +182,11 @@ void Database::load(exchange::Engine& engine) {
 
 std::optional<exchange::OrderStatus> Database::find_order(const std::string& account,
                                                           exchange::OrderId id) {
+  return bounded("reading an order", timeout_, [&] { return find_order_unbounded(account, id); });
+}
+
+std::optional<exchange::OrderStatus> Database::find_order_unbounded(const std::string& account,
+                                                                    exchange::OrderId id) {
   pqxx::read_transaction tx(*conn_);
   auto order = tx.exec_params(
       "SELECT open_amount, canceled_at FROM orders WHERE id = $1 AND account_id = $2", id, account);
@@ -163,9 +208,33 @@ std::optional<exchange::OrderStatus> Database::find_order(const std::string& acc
 }
 
 bool Database::committed(const CommitMark& mark) {
-  pqxx::read_transaction tx(*conn_);
-  auto row = tx.exec1("SELECT writer, batch FROM commit_marker");
-  return row[0].as<std::int64_t>() == mark.writer && row[1].as<std::int64_t>() == mark.batch;
+  return bounded("reading commit_marker", timeout_, [&] {
+    pqxx::read_transaction tx(*conn_);
+    auto row = tx.exec1("SELECT writer, batch FROM commit_marker");
+    return row[0].as<std::int64_t>() == mark.writer && row[1].as<std::int64_t>() == mark.batch;
+  });
+}
+
+Backend Database::backend() {
+  return bounded("identifying the backend", timeout_, [&] {
+    pqxx::nontransaction tx(*conn_);
+    auto row = tx.exec1(
+        "SELECT pid, backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()");
+    return Backend{row[0].as<int>(), row[1].c_str()};
+  });
+}
+
+bool Database::end_backend(const Backend& other, std::chrono::milliseconds wait) {
+  return bounded("ending the old backend", timeout_ + wait, [&] {
+    pqxx::nontransaction tx(*conn_);
+    // No row: it is gone already. pg_terminate_backend(pid, timeout) waits for it to exit
+    // and is false if it is still there when the time is up.
+    auto rows = tx.exec_params(
+        "SELECT pg_terminate_backend(pid, $3) FROM pg_stat_activity "
+        "WHERE pid = $1 AND backend_start = $2::timestamptz",
+        other.pid, other.started, static_cast<std::int64_t>(wait.count()));
+    return rows.empty() || rows[0][0].as<bool>();
+  });
 }
 
 void Database::write(const Batch& batch, const CommitMark& mark) {
@@ -213,13 +282,15 @@ void Database::write(const Batch& batch, const CommitMark& mark) {
   }
 
   // A single statement outside BEGIN/COMMIT is its own transaction: one round trip per batch.
-  pqxx::nontransaction tx(*conn_);
-  tx.exec_prepared("write_batch", sym.done(), acc_id.done(), acc_balance.done(),
-                   acc_deposited.done(), pos_account.done(), pos_symbol.done(), pos_amount.done(),
-                   pos_granted.done(), o_id.done(), o_account.done(), o_symbol.done(),
-                   o_amount.done(), o_limit.done(), o_open.done(), o_created.done(),
-                   o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(), e_shares.done(),
-                   e_price.done(), e_time.done(), mark.writer, mark.batch);
+  bounded("committing a batch", timeout_, [&] {
+    pqxx::nontransaction tx(*conn_);
+    tx.exec_prepared("write_batch", sym.done(), acc_id.done(), acc_balance.done(),
+                     acc_deposited.done(), pos_account.done(), pos_symbol.done(), pos_amount.done(),
+                     pos_granted.done(), o_id.done(), o_account.done(), o_symbol.done(),
+                     o_amount.done(), o_limit.done(), o_open.done(), o_created.done(),
+                     o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(), e_shares.done(),
+                     e_price.done(), e_time.done(), mark.writer, mark.batch);
+  });
 }
 
 }  // namespace store

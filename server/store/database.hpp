@@ -1,9 +1,15 @@
 #pragma once
 // PostgreSQL, through libpqxx: the durable record of the exchange. One Database is one
 // connection; it is not shared between threads.
+//
+// Every call is bounded: connecting by libpq's connect_timeout (see connection_bounds.hpp),
+// every statement by the Watchdog. A call that outlives its limit has its socket shut down and
+// throws DatabaseTimeout; the connection is then dead (usable() is false) and is dropped.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <pqxx/connection>
@@ -13,6 +19,21 @@
 
 namespace store {
 
+// A call got no answer within its limit: PostgreSQL (or the network to it) went silent.
+// What it wrote, if anything, is as unknown as after any broken connection.
+struct DatabaseTimeout : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+constexpr std::chrono::milliseconds kDefaultDbTimeout{5000};
+
+// One server process (backend) of PostgreSQL: its pid, and its start time, which tells it
+// from a later backend that got the same pid.
+struct Backend {
+  int pid = 0;
+  std::string started;
+};
+
 // Which batch a commit carried: `writer` is random per server process, `batch` its sequence.
 struct CommitMark {
   std::int64_t writer = 0;
@@ -21,8 +42,10 @@ struct CommitMark {
 
 class Database {
  public:
-  // Connects; throws std::runtime_error with libpq's reason when it cannot.
-  explicit Database(const std::string& conninfo);
+  // Connects; throws std::runtime_error with libpq's reason when it cannot. `timeout` bounds
+  // each later call (loading the whole state gets ten times as long).
+  explicit Database(const std::string& conninfo,
+                    std::chrono::milliseconds timeout = kDefaultDbTimeout);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -44,8 +67,28 @@ class Database {
   // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)
   bool committed(const CommitMark& mark);
 
+  // This connection's backend.
+  Backend backend();
+  // Makes sure `other` (another connection's backend) is gone, terminating it if it is
+  // still there, waiting up to `wait`; true once it is gone. Until then a statement it
+  // received may still commit, so its outcome cannot be read yet.
+  bool end_backend(const Backend& other, std::chrono::milliseconds wait);
+
+  // False once a call broke or timed out: the connection must be dropped.
+  bool usable() const { return !broken_; }
+
  private:
+  // Runs `call` under the watchdog for `limit`; marks the connection broken if it fails or
+  // the watchdog fired, and turns a fired watchdog's error into DatabaseTimeout.
+  void load_unbounded(exchange::Engine& engine);
+  std::optional<exchange::OrderStatus> find_order_unbounded(const std::string& account,
+                                                            exchange::OrderId id);
+  template <typename Call>
+  auto bounded(const char* what, std::chrono::milliseconds limit, Call&& call);
+
   std::unique_ptr<pqxx::connection> conn_;
+  std::chrono::milliseconds timeout_;
+  bool broken_ = false;
 };
 
 }  // namespace store

@@ -11,7 +11,7 @@ std::unique_ptr<Database> OrderArchive::take() {
       return db;
     }
   }
-  return std::make_unique<Database>(conninfo_);
+  return std::make_unique<Database>(conninfo_, timeout_);
 }
 
 void OrderArchive::give_back(std::unique_ptr<Database> db) {
@@ -22,9 +22,10 @@ void OrderArchive::give_back(std::unique_ptr<Database> db) {
 std::optional<exchange::OrderStatus> OrderArchive::find(const std::string& account,
                                                         exchange::OrderId id) {
   auto db = take();
-  // A connection that failed mid-query is dropped rather than returned to the pool.
+  // A connection that failed mid-query (or was cut off by the watchdog) is dropped rather
+  // than returned to the pool.
   auto status = db->find_order(account, id);
-  give_back(std::move(db));
+  if (db->usable()) give_back(std::move(db));
   return status;
 }
 

@@ -3,6 +3,7 @@
 // older than the engine's cache of closed orders). They never change again, so reading them
 // from PostgreSQL gives the same answer memory would have. A small pool of connections lets
 // several workers look up at once.
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,7 +17,9 @@ namespace store {
 
 class OrderArchive {
  public:
-  explicit OrderArchive(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+  // `timeout` bounds each lookup (a silent database fails it instead of hanging the worker).
+  explicit OrderArchive(std::string conninfo, std::chrono::milliseconds timeout = kDefaultDbTimeout)
+      : conninfo_(std::move(conninfo)), timeout_(timeout) {}
 
   // The stored status of `id` if it belongs to `account`; nullopt otherwise. Throws if the
   // database cannot be reached.
@@ -27,6 +30,7 @@ class OrderArchive {
   void give_back(std::unique_ptr<Database> db);
 
   std::string conninfo_;
+  std::chrono::milliseconds timeout_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<Database>> idle_;
 };

@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   using Kind = net::Session::Action::Kind;
   net::Session session(limits);
-  bool sending = false, dispatched = false, closed = false;
+  bool sending = false, dispatched = false, closed = false, deadline = false;
   std::size_t pending_bytes = 0;  // Sent out by the session, not yet written
   auto drain = [&] {
     net::Session::Action a;
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(!closed);
       switch (a.kind) {
         case Kind::Send:
-          check(!sending && !a.data.empty());
+          check(!sending && !a.data.empty() && deadline);  // every write bounded from its start
           sending = true;
           pending_bytes = a.data.size();
           break;
@@ -44,10 +44,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           check(!dispatched && a.data.size() <= limits.max_request_bytes);
           dispatched = true;
           break;
+        case Kind::StartDeadline:
+          deadline = true;
+          break;
+        case Kind::StopDeadline:
+          deadline = false;
+          break;
         case Kind::Close:
           closed = true;
-          break;
-        default:
           break;
       }
     }

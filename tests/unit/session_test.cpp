@@ -28,6 +28,8 @@ struct Driver {
       switch (a.kind) {
         case Kind::Send:
           REQUIRE_FALSE(sending);
+          // Every write is bounded from its start (a blocking driver writes right here).
+          REQUIRE(deadline);
           sending = true;
           written += a.data;
           break;
@@ -259,6 +261,9 @@ TEST_CASE("garbage instead of the hello or a length gets an error, then close", 
     d.write_done();
     CHECK(d.closed);
   }
+  Driver binary;  // bytes that are not text are shown escaped, so the reply stays XML
+  binary.feed(std::string("\x16\x03\x01\x00\xff\xfe\n", 7));
+  CHECK(binary.written.find("got '\\x16\\x03\\x01\\x00\\xff\\xfe'") != std::string::npos);
   Driver too_long;
   too_long.feed("99999999999\n");
   CHECK(too_long.written.find("exceeds the limit") != std::string::npos);

@@ -1,0 +1,76 @@
+#include "app/shutdown.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+
+#include "app/log.hpp"
+
+namespace app {
+
+Shutdown::Shutdown(std::chrono::milliseconds grace, std::chrono::milliseconds hard_margin)
+    : grace_(grace), hard_margin_(hard_margin) {
+  sigemptyset(&signals_);
+  sigaddset(&signals_, SIGINT);
+  sigaddset(&signals_, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+  thread_ = std::thread([this] { run(); });
+}
+
+Shutdown::~Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    destroying_ = finished_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Shutdown::set_actions(std::function<void()> on_signal, std::function<void()> on_grace_over) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  on_signal_ = std::move(on_signal);
+  on_grace_over_ = std::move(on_grace_over);
+  if (signalled_ && on_signal_) on_signal_();
+}
+
+void Shutdown::finished() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  finished_ = true;
+  on_signal_ = nullptr;
+  on_grace_over_ = nullptr;
+  wake_.notify_all();
+}
+
+void Shutdown::run() {
+  // sigtimedwait rather than sigwait: the thread must also end when the server stops without
+  // a signal (a start-up failure).
+  int sig = -1;
+  while (sig < 0) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (destroying_) return;
+    }
+    timespec tick{0, 200 * 1000 * 1000};
+    sig = sigtimedwait(&signals_, nullptr, &tick);
+  }
+
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (finished_) return;
+  EXCHANGE_LOG(info) << "signal " << sig << ": no longer accepting; in-flight requests have "
+                     << grace_.count() << " ms to commit";
+  signalled_ = true;
+  stop_.request();
+  if (on_signal_) on_signal_();
+  if (wake_.wait_for(lock, grace_, [this] { return finished_; })) return;
+
+  forced_ = true;
+  EXCHANGE_LOG(warn) << "the grace period of " << grace_.count()
+                     << " ms is over: requests still waiting get an error";
+  if (on_grace_over_) on_grace_over_();
+  if (wake_.wait_for(lock, hard_margin_, [this] { return finished_; })) return;
+  EXCHANGE_LOG(error) << "still not stopped " << hard_margin_.count()
+                      << " ms after the grace period; exiting now";
+  std::_Exit(kNotDrained);
+}
+
+}  // namespace app

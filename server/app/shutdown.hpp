@@ -1,0 +1,58 @@
+#pragma once
+// A bounded shutdown. The first SIGINT or SIGTERM raises the stop flag (retry loops end) and
+// runs the "stop accepting" action; in-flight requests then get a grace period to commit. If
+// they have not all been answered by then, the "give up" action fails the rest (the process
+// will exit 3 instead of 0), and if even that does not end serving within a few seconds the
+// process exits 3 at once: a silent database or a stuck connection never keeps it alive.
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "store/stop_flag.hpp"
+
+namespace app {
+
+class Shutdown {
+ public:
+  // Exit status when requests had to be failed (or the process had to be ended) at shutdown.
+  static constexpr int kNotDrained = 3;
+
+  // Blocks SIGINT and SIGTERM in the calling thread, so every thread started later inherits
+  // the mask; call it in main before starting any. `hard_margin`: how long after the grace
+  // period the process may still take before it is ended.
+  explicit Shutdown(std::chrono::milliseconds grace,
+                    std::chrono::milliseconds hard_margin = std::chrono::seconds(5));
+  ~Shutdown();
+  Shutdown(const Shutdown&) = delete;
+  Shutdown& operator=(const Shutdown&) = delete;
+
+  // Raised at the first signal.
+  const store::StopFlag& stop_flag() const { return stop_; }
+  // The actions, set once everything they touch exists. If a signal came first, on_signal
+  // runs at once.
+  void set_actions(std::function<void()> on_signal, std::function<void()> on_grace_over);
+  // Serving is over: no action runs any more (call before what they touch is destroyed).
+  void finished();
+  // Whether the grace period ran out with requests still waiting.
+  bool forced() const { return forced_.load(); }
+
+ private:
+  void run();
+
+  std::chrono::milliseconds grace_, hard_margin_;
+  sigset_t signals_;
+  store::StopFlag stop_;
+  std::mutex mutex_;  // held while an action runs, so finished() waits for it
+  std::condition_variable wake_;
+  std::function<void()> on_signal_, on_grace_over_;
+  bool signalled_ = false, finished_ = false, destroying_ = false;
+  std::atomic<bool> forced_{false};
+  std::thread thread_;
+};
+
+}  // namespace app

@@ -1,0 +1,733 @@
+// Hostile clients against the real server binary over real sockets, for every concurrency
+// model: resets (SO_LINGER 0) and half-closes at every stage of a connection, a reset while a
+// large reply is being written, a session that never reads its replies, garbage instead of the
+// session hello, and thousands of such connections at once. No client may take the exchange
+// down, so after each kind the same server process must still be alive and answer a normal
+// client correctly, and what it acknowledged must still be there.
+//
+// One server per model serves every kind in turn (starting one per kind would make the file
+// take minutes); --read-timeout-ms is short so the kinds that end in a timeout end quickly.
+// Time is asserted only as generous correctness bounds (a connection closed at all, a normal
+// request answered at all), never as performance: the machine may be slow and shared.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "support/reply_xml.hpp"
+#include "support/server_process.hpp"
+#include "support/test_database.hpp"
+#include "support/wire_client.hpp"
+
+using namespace testing_support;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+namespace {
+
+constexpr int kReadTimeoutMs = 1000;
+const std::string kHello = "EXCHANGE-SESSION 1\n";
+const std::string kAccept = "EXCHANGE-SESSION 1 OK\n";
+const std::string kDecl = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+// The executions behind the large reply: one buy filled by this many one-share sells, so each
+// <query> of it answers with this many <executed> elements (about 3 KB).
+constexpr int kFills = 60;
+// Queries in the large request: a reply of over a megabyte, more than the loopback socket
+// buffers take at once, so the server is still writing it when the client resets.
+constexpr int kLargeQueries = 400;
+
+std::string frame(const std::string& xml) { return std::to_string(xml.size()) + "\n" + xml; }
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The text of the only <error> of a reply, or a description of what came instead.
+std::string single_error(const std::string& reply) {
+  ParsedReply r;
+  try {
+    parse_reply(reply, r);
+  } catch (const std::exception& e) {
+    return std::string("(not a reply: ") + e.what() + ")";
+  }
+  if (r.items.size() != 1 || std::string(r.items[0].name()) != "error")
+    return "(not a single <error>: " + reply + ")";
+  return r.items[0].text().get();
+}
+
+// Bytes as C-style escapes where not printable ASCII, for failure messages.
+std::string printable(const std::string& bytes) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char ch : bytes) {
+    if (ch >= 0x20 && ch < 0x7f) {
+      out += static_cast<char>(ch);
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else {
+      out += "\\x";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    }
+  }
+  return out;
+}
+
+bool is_single_error(const std::string& reply) {
+  std::string why = single_error(reply);
+  return !why.empty() && why[0] != '(';
+}
+
+// A session reply, "M\n" + M bytes, split off the front of `bytes`; empty if incomplete.
+std::string take_framed(std::string& bytes) {
+  auto nl = bytes.find('\n');
+  if (nl == std::string::npos) return {};
+  std::size_t size = std::stoul(bytes.substr(0, nl));
+  if (bytes.size() < nl + 1 + size) return {};
+  std::string xml = bytes.substr(nl + 1, size);
+  bytes.erase(0, nl + 1 + size);
+  return xml;
+}
+
+// Whether the server (the only child of this process) has exited, without reaping it, so
+// ServerProcess still collects its status; `how` says how it died.
+bool server_exited(std::string& how) {
+  siginfo_t info;
+  std::memset(&info, 0, sizeof info);
+  if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return false;
+  how = info.si_code == CLD_EXITED ? "exited with " + std::to_string(info.si_status)
+                                   : "killed by signal " + std::to_string(info.si_status) + " (" +
+                                         ::strsignal(info.si_status) + ")";
+  return true;
+}
+
+// A raw client socket that can stop at any byte and end the connection either way a hostile
+// peer can: a reset (SO_LINGER {1, 0}, then close) or a half-close (shutdown(SHUT_WR)). Every
+// wait has a deadline, so a server that hangs fails the test instead of hanging it.
+class RawClient {
+ public:
+  enum class SendResult { Sent, PeerGone, TimedOut };
+
+  // `receive_buffer` > 0 fixes SO_RCVBUF before connecting (a small window makes the server's
+  // writes stall early, as behind a slow reader).
+  explicit RawClient(unsigned short port, int receive_buffer = 0)
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (receive_buffer > 0)
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      int err = errno;
+      ::close(fd_);
+      throw std::runtime_error("cannot connect to port " + std::to_string(port) + ": " +
+                               std::strerror(err));
+    }
+  }
+  ~RawClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  SendResult send_within(const std::string& bytes, Clock::time_point deadline) {
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+      ssize_t n =
+          ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        return SendResult::PeerGone;
+      if (Clock::now() >= deadline) return SendResult::TimedOut;
+      pollfd p{fd_, POLLOUT, 0};
+      ::poll(&p, 1, remaining_ms(deadline));
+      if (p.revents & (POLLERR | POLLHUP)) return SendResult::PeerGone;
+    }
+    return SendResult::Sent;
+  }
+
+  // Throws if the bytes cannot be sent: a stage of a kind that must be reached.
+  void send(const std::string& bytes) {
+    if (send_within(bytes, Clock::now() + seconds(10)) != SendResult::Sent)
+      throw std::runtime_error("the server did not take " + std::to_string(bytes.size()) +
+                               " bytes");
+  }
+
+  // The connection ends with a reset: the server sees ECONNRESET, and any write to it fails.
+  void reset() {
+    linger l{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    ::close(fd_);
+    fd_ = -1;
+  }
+
+  void half_close() { ::shutdown(fd_, SHUT_WR); }
+
+  // Reads until the server ends the connection (EOF or reset: `ended`) or `within` passes.
+  std::string read_to_end(milliseconds within, bool& ended) {
+    auto deadline = Clock::now() + within;
+    ended = false;
+    std::string out = std::move(pending_);
+    pending_.clear();
+    while (Clock::now() < deadline) {
+      if (!readable(deadline)) continue;
+      char buf[65536];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        ended = true;
+        return out;
+      }
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+  }
+
+  // At least `size` bytes (kept for the next read), or throws when the server ends first.
+  void read_at_least(std::size_t size, milliseconds within) {
+    auto deadline = Clock::now() + within;
+    while (pending_.size() < size) {
+      if (Clock::now() >= deadline) throw std::runtime_error("no reply within the deadline");
+      if (!readable(deadline)) continue;
+      char buf[65536];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) throw std::runtime_error("the server closed before replying: " + pending_);
+      pending_.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+  // The session acknowledgement, then one framed reply.
+  std::string read_line(milliseconds within) {
+    auto deadline = Clock::now() + within;
+    for (;;) {
+      auto nl = pending_.find('\n');
+      if (nl != std::string::npos) {
+        std::string line = pending_.substr(0, nl + 1);
+        pending_.erase(0, nl + 1);
+        return line;
+      }
+      read_at_least(pending_.size() + 1, milliseconds(remaining_ms(deadline)));
+    }
+  }
+  std::string read_framed(milliseconds within) {
+    auto deadline = Clock::now() + within;
+    std::string line = read_line(within);
+    std::size_t size = std::stoul(line);
+    read_at_least(size, milliseconds(remaining_ms(deadline)));
+    std::string xml = pending_.substr(0, size);
+    pending_.erase(0, size);
+    return xml;
+  }
+
+  // Waits for the server to end the connection without reading anything: true once it is
+  // reset (the server closed with unread bytes from us, or answered later bytes with a reset).
+  bool wait_reset(Clock::time_point deadline) {
+    while (Clock::now() < deadline) {
+      pollfd p{fd_, 0, 0};  // no events asked for: only POLLERR and POLLHUP wake it
+      if (::poll(&p, 1, std::min(200, remaining_ms(deadline))) > 0 &&
+          (p.revents & (POLLERR | POLLHUP)))
+        return true;
+      // One more byte (the start of a length line the server never gets to): a server that
+      // closed without unread bytes from us answers it with a reset.
+      ssize_t n = ::send(fd_, "9", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return true;
+    }
+    return false;
+  }
+
+ private:
+  static int remaining_ms(Clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+    return static_cast<int>(std::max<long long>(0, left));
+  }
+  bool readable(Clock::time_point deadline) {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, remaining_ms(deadline)) > 0;
+  }
+
+  int fd_;
+  std::string pending_;  // read but not yet returned
+};
+
+// The state one model's run shares across kinds: one server, a seller (1) and a buyer (2), a
+// buy with kFills executions behind the large reply, and the orders the server acknowledged.
+class Exchange {
+ public:
+  explicit Exchange(const std::string& model)
+      : server_({"--concurrency", model, "--threads", "2", "--reset", "--read-timeout-ms",
+                 std::to_string(kReadTimeoutMs)}) {}
+
+  unsigned short port() const { return server_.port(); }
+  ServerProcess& server() { return server_; }
+
+  void set_up() {
+    ParsedReply created;
+    parse_reply(send_request(port(), kDecl + "<create><account id=\"1\" balance=\"0\"/>"
+                                             "<account id=\"2\" balance=\"1000000\"/>"
+                                             "<symbol sym=\"HOST\"><account id=\"1\">1000</account>"
+                                             "</symbol><symbol sym=\"PROBE\"><account id=\"1\">1"
+                                             "</account></symbol></create>"),
+                created);
+    REQUIRE(created.items.size() == 4);
+    for (auto item : created.items) REQUIRE(std::string(item.name()) == "created");
+
+    std::string sells = "<transactions id=\"1\">";
+    for (int i = 0; i < kFills; ++i) sells += "<order sym=\"HOST\" amount=\"-1\" limit=\"1\"/>";
+    ParsedReply sold;
+    parse_reply(send_request(port(), sells + "</transactions>"), sold);
+    REQUIRE(sold.items.size() == static_cast<std::size_t>(kFills));
+    ParsedReply bought;
+    parse_reply(
+        send_request(port(), "<transactions id=\"2\"><order sym=\"HOST\" amount=\"" +
+                                 std::to_string(kFills) + "\" limit=\"1\"/></transactions>"),
+        bought);
+    REQUIRE(bought.items.size() == 1);
+    REQUIRE(std::string(bought.items[0].name()) == "opened");
+    filled_order_ = bought.items[0].attribute("id").value();
+
+    large_request_ = "<transactions id=\"2\">";
+    for (int i = 0; i < kLargeQueries; ++i)
+      large_request_ += "<query id=\"" + filled_order_ + "\"/>";
+    large_request_ += "</transactions>";
+    // The large reply really is large, and every query in it sees every execution.
+    large_reply_size_ = check_large_reply(send_request(port(), large_request_));
+    REQUIRE(large_reply_size_ > 1000000);
+  }
+
+  // Parses a whole reply to the large request and checks it; returns its size.
+  std::size_t check_large_reply(const std::string& reply) {
+    ParsedReply r;
+    parse_reply(reply, r);
+    REQUIRE(r.items.size() == static_cast<std::size_t>(kLargeQueries));
+    CHECK(std::string(r.items.back().name()) == "status");
+    CHECK(std::distance(r.items.back().children("executed").begin(),
+                        r.items.back().children("executed").end()) == kFills);
+    return reply.size();
+  }
+
+  const std::string& large_request() const { return large_request_; }
+  std::size_t large_reply_size() const { return large_reply_size_; }
+
+  // An order nobody can fill (nobody sells PROBE): once acknowledged it stays open for ever,
+  // so a query shows whether it was kept.
+  static std::string probe_order() {
+    return kDecl +
+           "<transactions id=\"2\"><order sym=\"PROBE\" amount=\"1\" limit=\"1\"/></transactions>";
+  }
+  // The id in an <opened> reply to probe_order(); remembered as acknowledged.
+  void acknowledged(const std::string& reply) {
+    ParsedReply r;
+    parse_reply(reply, r);
+    REQUIRE(r.items.size() == 1);
+    REQUIRE(std::string(r.items[0].name()) == "opened");
+    std::string id = r.items[0].attribute("id").value();
+    acknowledged_.push_back(id);
+    require_open(id);
+  }
+
+  // Nothing lost: the acknowledged order is there, still open, when asked on a new connection.
+  void require_open(const std::string& id) {
+    ParsedReply r;
+    parse_reply(
+        send_request(port(), "<transactions id=\"2\"><query id=\"" + id + "\"/></transactions>"),
+        r);
+    REQUIRE(r.items.size() == 1);
+    CHECK(std::string(r.items[0].name()) == "status");
+    CHECK(std::string(r.items[0].child("open").attribute("shares").value()) == "1");
+  }
+  const std::vector<std::string>& acknowledged_orders() const { return acknowledged_; }
+
+  // The server process is alive; on failure the test shows how it died and its log's end.
+  // `grace`: how long to wait for a dying server's exit to show (a client saw its sockets
+  // close a moment before the process is gone).
+  void require_alive(milliseconds grace = milliseconds(0)) {
+    std::string how;
+    bool exited = server_exited(how);
+    for (auto until = Clock::now() + grace; !exited && Clock::now() < until;) {
+      std::this_thread::sleep_for(milliseconds(20));
+      exited = server_exited(how);
+    }
+    if (exited) {
+      std::string log = server_.log();
+      if (log.size() > 4000) log = "..." + log.substr(log.size() - 4000);
+      FAIL("the server " << how << "; the end of its log:\n" << log);
+    }
+  }
+
+  // A normal client is served correctly: a new account is created, it places an order, and a
+  // query on a third connection shows the order. Returns how long that took.
+  milliseconds require_serving() {
+    require_alive();
+    auto started = Clock::now();
+    std::string account = std::to_string(next_account_++);
+    ParsedReply created;
+    parse_reply(send_request(port(), kDecl + "<create><account id=\"" + account +
+                                         "\" balance=\"100\"/></create>"),
+                created);
+    REQUIRE(created.items.size() == 1);
+    CHECK(std::string(created.items[0].name()) == "created");
+    CHECK(std::string(created.items[0].attribute("id").value()) == account);
+    ParsedReply opened;
+    parse_reply(send_request(port(), "<transactions id=\"" + account +
+                                         "\"><order sym=\"PROBE\" amount=\"2\" "
+                                         "limit=\"50\"/></transactions>"),
+                opened);
+    REQUIRE(opened.items.size() == 1);
+    REQUIRE(std::string(opened.items[0].name()) == "opened");
+    ParsedReply status;
+    parse_reply(
+        send_request(port(), "<transactions id=\"" + account + "\"><query id=\"" +
+                                 opened.items[0].attribute("id").value() + "\"/></transactions>"),
+        status);
+    REQUIRE(status.items.size() == 1);
+    CHECK(std::string(status.items[0].child("open").attribute("shares").value()) == "2");
+    auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+    require_alive();
+    return took;
+  }
+
+ private:
+  ServerProcess server_;
+  std::string filled_order_;
+  std::string large_request_;
+  std::size_t large_reply_size_ = 0;
+  std::vector<std::string> acknowledged_;
+  int next_account_ = 1000;
+};
+
+enum class End { Reset, HalfClose };
+const char* end_name(End end) { return end == End::Reset ? "reset" : "half-close"; }
+
+// Sends `prefix`, ends the connection, and for a half-close returns what the server sent
+// before it closed (a reset reads nothing: the client is gone).
+std::string partial_then_end(unsigned short port, const std::string& prefix, End end) {
+  RawClient c(port);
+  if (!prefix.empty()) c.send(prefix);
+  if (end == End::Reset) {
+    c.reset();
+    return {};
+  }
+  c.half_close();
+  bool ended = false;
+  std::string reply = c.read_to_end(seconds(kReadTimeoutMs / 1000 + 10), ended);
+  if (!ended) throw std::runtime_error("the server did not close a half-closed connection");
+  return reply;
+}
+
+// One kind of hostile client; `run` makes one such connection (or a few) and checks what a
+// half-closing client got back.
+struct Kind {
+  std::string name;
+  std::function<void(Exchange&)> run;
+  // Cheap kinds run a few times: the crash this suite was written for needed two connections.
+  int repeats = 3;
+};
+
+std::vector<Kind> stage_kinds() {
+  std::vector<Kind> kinds;
+  for (End end : {End::Reset, End::HalfClose}) {
+    const bool half = end == End::HalfClose;
+    auto named = [end](const std::string& stage) {
+      return std::string(end_name(end)) + " " + stage;
+    };
+
+    kinds.push_back({named("right after connect"), [end, half](Exchange& x) {
+                       std::string got = partial_then_end(x.port(), "", end);
+                       // Nothing was asked, so nothing is answered: a quiet close.
+                       if (half) CHECK(got.empty());
+                     }});
+    kinds.push_back({named("inside the length line"), [end, half](Exchange& x) {
+                       std::string got = partial_then_end(x.port(), "12", end);
+                       if (half) CHECK(contains(single_error(got), "closed before"));
+                     }});
+    kinds.push_back({named("right after the session hello"), [end, half](Exchange& x) {
+                       std::string got = partial_then_end(x.port(), kHello, end);
+                       if (half) CHECK(got == kAccept);
+                     }});
+    kinds.push_back({named("after the hello and part of a length line"), [end, half](Exchange& x) {
+                       std::string got = partial_then_end(x.port(), kHello + "12", end);
+                       if (!half) return;
+                       REQUIRE(got.substr(0, kAccept.size()) == kAccept);
+                       got.erase(0, kAccept.size());
+                       CHECK(contains(single_error(take_framed(got)), "closed before"));
+                     }});
+    kinds.push_back({named("inside a request body"), [end, half](Exchange& x) {
+                       std::string got =
+                           partial_then_end(x.port(), "100\n<create><account id=\"7", end);
+                       if (half) CHECK(contains(single_error(got), "closed before"));
+                     }});
+    kinds.push_back({named("inside a request body of a session"), [end, half](Exchange& x) {
+                       std::string got =
+                           partial_then_end(x.port(), kHello + "100\n<create><acc", end);
+                       if (!half) return;
+                       REQUIRE(got.substr(0, kAccept.size()) == kAccept);
+                       got.erase(0, kAccept.size());
+                       CHECK(contains(single_error(take_framed(got)), "closed before"));
+                     }});
+    // A whole request, then the end before its reply: with a reset the outcome is unknown to
+    // the client (only the server's survival is checked); a half-closing client still reads
+    // its reply, and then the order must be kept.
+    kinds.push_back({named("after a whole request, before the reply"), [end, half](Exchange& x) {
+                       std::string got = partial_then_end(x.port(), frame(x.probe_order()), end);
+                       if (half) x.acknowledged(got);
+                     }});
+    kinds.push_back(
+        {named("after a whole request of a session, before the reply"), [end, half](Exchange& x) {
+           std::string got = partial_then_end(x.port(), kHello + frame(x.probe_order()), end);
+           if (!half) return;
+           REQUIRE(got.substr(0, kAccept.size()) == kAccept);
+           got.erase(0, kAccept.size());
+           x.acknowledged(take_framed(got));
+           CHECK(got.empty());
+         }});
+    kinds.push_back({named("between requests of a session"), [half](Exchange& x) {
+                       RawClient c(x.port());
+                       c.send(kHello + frame(x.probe_order()));
+                       REQUIRE(c.read_line(seconds(10)) == kAccept);
+                       x.acknowledged(c.read_framed(seconds(10)));
+                       if (!half) return c.reset();
+                       c.half_close();
+                       bool ended = false;
+                       CHECK(c.read_to_end(seconds(10), ended).empty());
+                       CHECK(ended);
+                     }});
+  }
+  return kinds;
+}
+
+// While a large reply (over a megabyte) is being written; once each, as each costs a render.
+std::vector<Kind> large_reply_kinds() {
+  std::vector<Kind> kinds;
+  // A half-closing client that reads the reply gets all of it.
+  kinds.push_back({"half-close after a large request, reading the whole reply", [](Exchange& x) {
+                     std::string got =
+                         partial_then_end(x.port(), frame(x.large_request()), End::HalfClose);
+                     CHECK(x.check_large_reply(got) == x.large_reply_size());
+                   }});
+  kinds.push_back({"reset right after a large request, reading nothing", [](Exchange& x) {
+                     // A small window, so the server's writes stall (while mid-reply) at once.
+                     RawClient c(x.port(), 4096);
+                     c.send(frame(x.large_request()));
+                     std::this_thread::sleep_for(milliseconds(50));  // let the writing start
+                     c.reset();
+                   }});
+  kinds.push_back({"reset in the middle of reading a large reply", [](Exchange& x) {
+                     RawClient c(x.port(), 4096);
+                     c.send(frame(x.large_request()));
+                     c.read_at_least(64 * 1024, seconds(10));  // surely mid-reply now
+                     c.reset();
+                   }});
+  kinds.push_back({"reset in the middle of a large reply of a session", [](Exchange& x) {
+                     RawClient c(x.port(), 4096);
+                     c.send(kHello + frame(x.large_request()));
+                     REQUIRE(c.read_line(seconds(10)) == kAccept);
+                     c.read_at_least(64 * 1024, seconds(10));
+                     c.reset();
+                   }});
+  kinds.push_back(
+      {"half-close in the middle of reading a large reply, then close unread", [](Exchange& x) {
+         RawClient c(x.port(), 4096);
+         c.send(frame(x.large_request()));
+         c.half_close();
+         c.read_at_least(64 * 1024, seconds(10));
+         // Leaving the scope is an ordinary close(); the unread reply makes the
+         // kernel reset the connection anyway, while the server is still writing.
+       }});
+  for (auto& k : kinds) k.repeats = 1;
+  return kinds;
+}
+
+// Garbage instead of the session hello: an <error> reply, then the server closes by itself
+// (the client keeps its side open, so only the server can end the connection).
+std::vector<Kind> garbage_kinds() {
+  const std::vector<std::pair<std::string, std::string>> garbage = {
+      {"a session hello of version 2", "EXCHANGE-SESSION 2\n"},
+      {"an HTTP request", "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n"},
+      {"binary bytes with a newline", std::string("\x00\x01\x02\xff\xfe\x80\x7f\n", 8)},
+      // Looks like the start of a TLS handshake: no newline ever comes.
+      {"a TLS ClientHello", std::string("\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", 11)},
+  };
+  std::vector<Kind> kinds;
+  for (const auto& g : garbage) {
+    kinds.push_back({"garbage instead of the hello: " + g.first, [bytes = g.second](Exchange& x) {
+                       RawClient c(x.port());
+                       c.send(bytes);
+                       bool ended = false;
+                       std::string got = c.read_to_end(seconds(kReadTimeoutMs / 1000 + 10), ended);
+                       CHECK(ended);
+                       // Well-formed XML too: the garbage must not be echoed raw into it.
+                       INFO("reply: " << printable(got));
+                       CHECK(is_single_error(got));
+                     }});
+  }
+  return kinds;
+}
+
+// A session that sends large requests and never reads a byte of the replies. The server must
+// not buffer without bound or block on it: it closes the connection within the write deadline
+// (the read timeout) plus slack, and meanwhile a normal client is served as usual.
+void never_reading_session(Exchange& x) {
+  constexpr int kMaxRequests = 32;  // ~40 MB of replies: far beyond any socket buffers
+  const auto bound = milliseconds(kReadTimeoutMs) + seconds(9);
+  std::atomic<bool> closed{false};
+  std::atomic<int> requests_sent{0};
+  std::atomic<long long> closed_after_ms{-1};
+  std::string error;  // written by the flooder, read after join()
+  std::thread flooder([&] {
+    try {
+      RawClient c(x.port(), 4096);
+      auto started = Clock::now();
+      auto deadline = started + bound;
+      std::string request = frame(x.large_request());
+      bool gone = c.send_within(kHello, deadline) != RawClient::SendResult::Sent;
+      while (!gone && requests_sent < kMaxRequests && Clock::now() < deadline) {
+        auto r = c.send_within(request, deadline);
+        if (r == RawClient::SendResult::Sent) ++requests_sent;
+        gone = r == RawClient::SendResult::PeerGone;
+      }
+      if (gone || c.wait_reset(deadline)) {
+        closed = true;
+        closed_after_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  // While the flooder is stuck (or being closed), a normal client is served, in bounded time.
+  std::this_thread::sleep_for(milliseconds(300));
+  milliseconds worst{0};
+  std::exception_ptr failure;
+  try {
+    for (int i = 0; i < 3; ++i) worst = std::max(worst, x.require_serving());
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  flooder.join();
+  if (failure) std::rethrow_exception(failure);
+  INFO("requests sent " << requests_sent << ", closed after " << closed_after_ms << " ms"
+                        << (error.empty() ? "" : ", client error: " + error));
+  CHECK(requests_sent >= 1);
+  CHECK(closed);
+  CHECK(worst < seconds(2));
+}
+
+// Thousands of hostile connections at once, mostly the session hello then a reset (what
+// aborted five models), mixed with the other early ends.
+void parallel_flood(Exchange& x) {
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 250;
+  std::atomic<int> made{0}, refused{0};
+  std::atomic<bool> give_up{false};
+  const std::string query =
+      frame(kDecl + "<transactions id=\"2\"><query id=\"1\"/></transactions>");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread && !give_up; ++i) {
+        int kind = (t + i) % 6;
+        std::unique_ptr<RawClient> c;
+        // A full accept queue refuses a connection for a moment; a dead server for ever.
+        for (int attempt = 0; !c && attempt < 50; ++attempt) {
+          try {
+            c = std::make_unique<RawClient>(x.port());
+          } catch (const std::exception&) {
+            std::this_thread::sleep_for(milliseconds(10));
+          }
+        }
+        if (!c) {
+          ++refused;
+          give_up = true;
+          return;
+        }
+        auto deadline = Clock::now() + seconds(5);
+        switch (kind) {
+          case 0:
+          case 1:
+            c->send_within(kHello, deadline);
+            break;
+          case 2:
+            break;
+          case 3:
+            c->send_within(kHello + "12", deadline);
+            break;
+          case 4:
+            c->send_within(kHello + query, deadline);
+            break;
+          case 5:
+            // Half-close, then go without reading: the server's answer meets a reset.
+            c->send_within("12", deadline);
+            c->half_close();
+            c.reset();  // an ordinary close()
+            ++made;
+            continue;
+        }
+        c->reset();
+        ++made;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(refused == 0);
+  CHECK(made == kThreads * kPerThread);
+}
+
+}  // namespace
+
+TEST_CASE("no hostile client takes the exchange down", "[e2e][hostile][concurrency]") {
+  auto model = GENERATE(from_range(models_under_test()));
+  INFO("model " << model);
+  Exchange x(model);
+  x.set_up();
+  x.require_serving();
+
+  std::vector<Kind> kinds = stage_kinds();
+  for (auto& k : garbage_kinds()) kinds.push_back(std::move(k));
+  for (auto& k : large_reply_kinds()) kinds.push_back(std::move(k));
+  kinds.push_back({"a session that never reads its replies", never_reading_session, 1});
+  kinds.push_back({"2000 hostile connections in parallel", parallel_flood, 1});
+
+  for (const auto& kind : kinds) {
+    INFO("hostile kind: " << kind.name);
+    try {
+      for (int i = 0; i < kind.repeats; ++i) kind.run(x);
+      x.require_serving();
+    } catch (...) {
+      // A client-side failure (refused, no reply) most likely means the server died: say so.
+      x.require_alive(seconds(2));
+      throw;
+    }
+  }
+
+  // Nothing acknowledged was lost along the way, and the stored state obeys the rules.
+  for (const auto& id : x.acknowledged_orders()) x.require_open(id);
+  // Three repeats of four acknowledging kinds: a whole request then a half-close, one-shot and
+  // in a session, and a reply read between requests, then a reset or a half-close.
+  CHECK(x.acknowledged_orders().size() == 4 * 3);
+  auto violations = conservation_violations();
+  for (const auto& v : violations) UNSCOPED_INFO(v);
+  CHECK(violations.empty());
+
+  x.require_alive();
+  CHECK(x.server().stop() == 0);
+}
