@@ -12,12 +12,14 @@
 
 #include <boost/program_options.hpp>
 
+#include "app/health.hpp"
 #include "app/log.hpp"
 #include "app/metrics.hpp"
 #include "app/recovery.hpp"
 #include "app/request_handler.hpp"
 #include "app/shutdown.hpp"
 #include "concurrency/model.hpp"
+#include "net/admin_http.hpp"
 #include "net/listener.hpp"
 #include "protocol/parse.hpp"
 #include "schema_sql.hpp"
@@ -51,6 +53,8 @@ struct Config {
   std::size_t max_children = 10000;
   std::size_t closed_orders_cached = 100000;
   int db_wait_seconds = 30;
+  unsigned admin_port = 0;  // 0: no admin port
+  std::string admin_bind = "127.0.0.1";
   unsigned db_timeout_ms = 5000;
   unsigned shutdown_grace_ms = 10000;
 };
@@ -102,6 +106,12 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "a request with more is refused as a whole")(
       "db-wait", po::value(&cfg.db_wait_seconds)->default_value(cfg.db_wait_seconds),
       "seconds to keep retrying at start-up while PostgreSQL is unreachable")(
+      "admin-port", po::value(&cfg.admin_port),
+      "serve HTTP on this port for operators: GET /metrics (Prometheus text format) and GET "
+      "/healthz (200 'ok', or 503 and why); off unless given")(
+      "admin-bind", po::value(&cfg.admin_bind)->default_value(cfg.admin_bind),
+      "address of the admin port (it has no authentication: keep it local unless a "
+      "firewall guards it)")(
       "db-timeout-ms", po::value(&cfg.db_timeout_ms)->default_value(cfg.db_timeout_ms),
       "longest wait for PostgreSQL: a commit or read without an answer this long closes its "
       "connection (the commit's outcome is then read from a fresh one) and the server "
@@ -159,6 +169,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       cfg.max_request_bytes < 1) {
     EXCHANGE_LOG(error) << "--max-connections, --max-children, --read-timeout-ms and "
                            "--max-request-bytes must be at least 1";
+    exit_code = 2;
+    return false;
+  }
+  if (cfg.admin_port > 65535) {
+    EXCHANGE_LOG(error) << "--admin-port must be at most 65535";
     exit_code = 2;
     return false;
   }
@@ -238,18 +253,27 @@ int main(int argc, char** argv) {
     // A broken commit's outcome is looked up for as long as one call may wait.
     store::BatchWriter writer(cfg.db, db_timeout, db_timeout);
     app::Recovery* recovery = nullptr;
+    concurrency::ModelOptions options;
+    app::Metrics& metrics = *options.metrics;
+    app::Health health(cfg.db, db_timeout);
     store::Batcher batcher(
-        [&writer](const store::Batch& batch, store::Ticket t) { writer.write(batch, t); },
+        [&](const store::Batch& batch, store::Ticket t) {
+          auto started = std::chrono::steady_clock::now();
+          writer.write(batch, t);
+          metrics.committed(batch.requests, std::chrono::steady_clock::now() - started);
+          health.database_answered();
+        },
         [&](store::Ticket failed, store::Outcome outcome) {
+          metrics.commit_failed();
           (*recovery)(batcher, failed, outcome);
         });
     store::OrderArchive archive(cfg.db, db_timeout);
     app::RequestHandler handler(engine, batcher, archive, cfg.closed_orders_cached);
+    handler.set_metrics(&metrics);
     app::Recovery recover(cfg.db, engine, handler, shutdown.stop_flag(), db_timeout);
     recovery = &recover;
 
     net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
-    concurrency::ModelOptions options;
     options.threads = cfg.threads;
     options.min_threads = cfg.min_threads;
     options.max_threads = cfg.max_threads;
@@ -263,6 +287,46 @@ int main(int argc, char** argv) {
     options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
     options.limits.max_connections = cfg.max_connections;
     auto model = concurrency::find_model(cfg.model)->make(options);
+
+    metrics.set_state([&] {
+      app::Metrics::StateGauges st;
+      st.available = handler.available() ? 1 : 0;
+      // Not worth waiting for: a reload holds the lock for as long as it loads.
+      boost::shared_lock<boost::shared_mutex> lock(handler.engine_lock(), boost::try_to_lock);
+      if (lock.owns_lock()) st.orders_resting = static_cast<long>(engine.order_count());
+      return st;
+    });
+    std::unique_ptr<net::AdminHttpServer> admin;
+    if (cfg.admin_port != 0) {
+      health.start();
+      admin = std::make_unique<net::AdminHttpServer>(
+          cfg.admin_bind, static_cast<std::uint16_t>(cfg.admin_port),
+          [&](const std::string& target) {
+            std::string path = target.substr(0, target.find('?'));
+            if (path == "/metrics")
+              return net::HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                                       metrics.prometheus_text()};
+            if (path == "/healthz") {
+              auto st = health.status(handler.available(), shutdown.stop_flag().requested());
+              return net::HttpResponse{st.healthy ? 200u : 503u, "text/plain; charset=utf-8",
+                                       st.reason + "\n"};
+            }
+            return net::HttpResponse{404, "text/plain; charset=utf-8",
+                                     "not found: try /metrics or /healthz\n"};
+          });
+      EXCHANGE_LOG(info) << "admin HTTP on " << cfg.admin_bind << ":" << admin->port()
+                         << " (/metrics, /healthz)";
+    }
+    // Before what the admin port reads goes away (it is declared after it, so it would be
+    // destroyed first anyway; this also covers the way out of an exception).
+    struct StopAdmin {
+      std::unique_ptr<net::AdminHttpServer>& admin;
+      app::Metrics& metrics;
+      ~StopAdmin() {
+        if (admin) admin->stop();
+        metrics.set_state(nullptr);
+      }
+    } stop_admin{admin, metrics};
 
     batcher.start();
     shutdown.set_actions([&] { model->stop(); },

@@ -9,7 +9,117 @@
 
 namespace app {
 
+// Latency buckets from 100 µs to ~13 s (x2 each): a commit takes ~1 ms here, a stalled
+// database up to --db-timeout-ms. Batch sizes from 1 to 4096 requests.
+Metrics::Metrics()
+    : request_seconds_(prometheus::exponential_buckets(100e-6, 2, 18)),
+      commit_wait_seconds_(prometheus::exponential_buckets(100e-6, 2, 18)),
+      commit_seconds_(prometheus::exponential_buckets(100e-6, 2, 18)),
+      batch_requests_(prometheus::exponential_buckets(1, 2, 13)) {}
+
 Metrics::~Metrics() { stop(); }
+
+namespace {
+double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
+void Metrics::request_answered(Root root, Outcome outcome, std::chrono::nanoseconds latency) {
+  answered_[static_cast<int>(root)][static_cast<int>(outcome)].fetch_add(1,
+                                                                         std::memory_order_relaxed);
+  request_seconds_.observe(seconds(latency));
+}
+
+void Metrics::commit_waited(std::chrono::nanoseconds wait) {
+  commit_wait_seconds_.observe(seconds(wait));
+}
+
+void Metrics::committed(std::size_t requests, std::chrono::nanoseconds duration) {
+  commit_seconds_.observe(seconds(duration));
+  batch_requests_.observe(static_cast<double>(requests));
+}
+
+void Metrics::commit_failed() { commits_failed_.fetch_add(1, std::memory_order_relaxed); }
+
+void Metrics::set_state(std::function<StateGauges()> state) {
+  std::lock_guard<std::mutex> lock(gauges_mutex_);
+  state_ = std::move(state);
+}
+
+std::string Metrics::prometheus_text() {
+  namespace p = prometheus;
+  Gauges g;
+  DbCounters db;
+  StateGauges st;
+  {
+    std::lock_guard<std::mutex> lock(gauges_mutex_);
+    if (gauges_) g = gauges_();
+    if (db_counters_) db = db_counters_();
+    if (state_) st = state_();
+  }
+  std::string out;
+  out.reserve(16384);
+  static const char* kRootNames[kRoots] = {"create", "transactions", "invalid"};
+  static const char* kOutcomeNames[kOutcomes] = {"ok", "rejected", "unavailable", "failed"};
+  p::header(out, "exchange_requests_total", "counter",
+            "Requests answered, by root element and outcome (ok: answered normally, item "
+            "errors included; rejected: refused as a whole; unavailable: the engine was "
+            "reloading; failed: the commit failed or its outcome is unknown).");
+  for (int r = 0; r < kRoots; ++r)
+    for (int o = 0; o < kOutcomes; ++o)
+      p::sample(out, "exchange_requests_total",
+                std::string("root=\"") + kRootNames[r] + "\",outcome=\"" + kOutcomeNames[o] + "\"",
+                static_cast<double>(answered_[r][o].load(std::memory_order_relaxed)));
+  p::header(out, "exchange_request_duration_seconds", "histogram",
+            "From the handler taking a request to its reply, the group-commit wait included.");
+  request_seconds_.render(out, "exchange_request_duration_seconds");
+  p::header(out, "exchange_commit_wait_seconds", "histogram",
+            "How long an applied request waited for its group commit.");
+  commit_wait_seconds_.render(out, "exchange_commit_wait_seconds");
+  p::header(out, "exchange_commit_duration_seconds", "histogram",
+            "Duration of each successful group commit (one statement, one transaction).");
+  commit_seconds_.render(out, "exchange_commit_duration_seconds");
+  p::header(out, "exchange_commit_batch_requests", "histogram",
+            "Requests per successful group commit.");
+  batch_requests_.render(out, "exchange_commit_batch_requests");
+  p::header(out, "exchange_commits_failed_total", "counter",
+            "Group commits that failed (their requests got an error; the engine was reloaded).");
+  p::sample(out, "exchange_commits_failed_total", "",
+            static_cast<double>(commits_failed_.load(std::memory_order_relaxed)));
+
+  auto gauge = [&out](const char* name, const char* help, long value) {
+    if (value < 0) return;  // does not apply to this model
+    p::header(out, name, "gauge", help);
+    p::sample(out, name, "", static_cast<double>(value));
+  };
+  auto counter = [&out](const char* name, const char* help, long value) {
+    if (value < 0) return;
+    p::header(out, name, "counter", help);
+    p::sample(out, name, "", static_cast<double>(value));
+  };
+  gauge("exchange_connections_open", "Client connections open now.", g.connections);
+  counter("exchange_connections_refused_total",
+          "Connections turned away with 'Server busy' (--max-connections).", g.refused);
+  gauge("exchange_threads", "Threads of the concurrency model that run requests.", g.threads);
+  gauge("exchange_busy_threads", "Of those, threads running a request now.", g.busy);
+  gauge("exchange_queue_length", "Requests framed and waiting for a worker.", g.queued);
+  gauge("exchange_pool_target_threads", "The self-sizing pool's target size.", g.target);
+  gauge("exchange_orders_resting", "Open orders in memory (resting on the books).",
+        st.orders_resting);
+  gauge("exchange_available",
+        "1 while serving, 0 while the engine is reloaded from the database after a failed "
+        "write.",
+        st.available);
+  counter("exchange_db_timeouts_total", "PostgreSQL calls cut off by --db-timeout-ms.",
+          db.timeouts);
+  counter("exchange_db_reconnects_total", "New write connections after a broken one.",
+          db.reconnects);
+  long rss = resident_kb();
+  if (rss >= 0) {
+    p::header(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+    p::sample(out, "process_resident_memory_bytes", "", static_cast<double>(rss) * 1024);
+  }
+  return out;
+}
 
 void Metrics::completion(std::chrono::nanoseconds service) {
   if (!enabled_.load(std::memory_order_relaxed)) return;

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "app/prometheus.hpp"
+
 namespace app {
 
 class Metrics {
@@ -35,6 +37,7 @@ class Metrics {
     long queued = -1;
     long connections = -1;
     long target = -1;
+    long refused = -1;  // connections turned away ("Server busy") since the start
   };
   using GaugeFn = std::function<Gauges()>;
   struct DbCounters {
@@ -43,7 +46,7 @@ class Metrics {
   };
   using DbCounterFn = std::function<DbCounters()>;
 
-  Metrics() = default;
+  Metrics();
   ~Metrics();
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
@@ -61,6 +64,25 @@ class Metrics {
   // The database's counters, sampled once per row; the same rules as set_gauges.
   void set_db_counters(DbCounterFn counters);
 
+  // ---- Prometheus (/metrics): counters and histograms since the start ----
+  enum class Root { Create, Transactions, Invalid };  // Invalid: refused before it had a kind
+  enum class Outcome { Ok, Rejected, Unavailable, Failed };
+  // A request's reply went out `latency` after the handler took it (commit wait included).
+  void request_answered(Root root, Outcome outcome, std::chrono::nanoseconds latency);
+  // A reply waited this long for its group commit (after the handler had applied it).
+  void commit_waited(std::chrono::nanoseconds wait);
+  // A group commit of `requests` requests took `duration`.
+  void committed(std::size_t requests, std::chrono::nanoseconds duration);
+  void commit_failed();
+  // The exchange's own gauges, sampled at each scrape; the same rules as set_gauges.
+  struct StateGauges {
+    long orders_resting = -1;
+    long available = -1;  // 1 serving, 0 while the engine is reloaded after a failed write
+  };
+  void set_state(std::function<StateGauges()> state);
+  // The whole exposition, gauges sampled now.
+  std::string prometheus_text();
+
   // Writes the header and then one row per second to `path` (truncated) until stop().
   // Throws std::runtime_error if the file cannot be opened.
   void start_csv(const std::string& path);
@@ -70,6 +92,15 @@ class Metrics {
  private:
   void write_loop();
   void write_row();
+
+  static constexpr int kRoots = 3, kOutcomes = 4;
+  std::atomic<std::uint64_t> answered_[kRoots][kOutcomes] = {};
+  std::atomic<std::uint64_t> commits_failed_{0};
+  prometheus::Histogram request_seconds_;
+  prometheus::Histogram commit_wait_seconds_;
+  prometheus::Histogram commit_seconds_;
+  prometheus::Histogram batch_requests_;
+  std::function<StateGauges()> state_;  // guarded by gauges_mutex_
 
   std::atomic<bool> enabled_{false};
   std::atomic<std::uint64_t> arrivals_{0};

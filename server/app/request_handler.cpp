@@ -1,5 +1,6 @@
 #include "app/request_handler.hpp"
 
+#include <chrono>
 #include <ctime>
 #include <mutex>
 
@@ -44,11 +45,22 @@ void complete_from_archive(const std::string& account, Applied& applied,
 }  // namespace
 
 void RequestHandler::handle(std::string_view payload, Reply done) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
   protocol::Command cmd = protocol::parse(payload);
-  if (cmd.kind == protocol::Command::Kind::Invalid) {
-    done(protocol::render(protocol::Result::failure(cmd.error)));
-    return;
-  }
+  const Metrics::Root root = cmd.kind == protocol::Command::Kind::Create ? Metrics::Root::Create
+                             : cmd.kind == protocol::Command::Kind::Transactions
+                                 ? Metrics::Root::Transactions
+                                 : Metrics::Root::Invalid;
+  // Every way out goes through here, so each reply is counted once with its outcome.
+  auto answer = [metrics = metrics_, root, started, done = std::move(done)](
+                    Metrics::Outcome outcome, std::string xml) {
+    if (metrics) metrics->request_answered(root, outcome, Clock::now() - started);
+    done(std::move(xml));
+  };
+  if (cmd.kind == protocol::Command::Kind::Invalid)
+    return answer(Metrics::Outcome::Rejected,
+                  protocol::render(protocol::Result::failure(cmd.error)));
 
   const std::int64_t now = std::time(nullptr);
   const std::string unavailable =
@@ -56,15 +68,20 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
   Applied applied;
   store::Ticket ticket;
   bool internal_error = false;
+  bool submitted = false;  // effects joined the open batch: the reply waits for their commit
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
-    if (!available_) return done(protocol::render(protocol::Result::failure(unavailable)));
+    if (!available_)
+      return answer(Metrics::Outcome::Unavailable,
+                    protocol::render(protocol::Result::failure(unavailable)));
     exchange::Effects none;
     applied = apply(cmd, engine_, now, none);
     ticket = batcher_.visible_ticket();
   } else {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
-    if (!available_) return done(protocol::render(protocol::Result::failure(unavailable)));
+    if (!available_)
+      return answer(Metrics::Outcome::Unavailable,
+                    protocol::render(protocol::Result::failure(unavailable)));
     exchange::Effects fx;
     try {
       applied = apply(cmd, engine_, now, fx);
@@ -73,6 +90,7 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
       } else {
         auto closed = exchange::Engine::closed_orders(fx);
         ticket = batcher_.submit(std::move(fx));
+        submitted = true;
         engine_.note_closed(closed, ticket);
         engine_.forget_closed(batcher_.committed_through(), closed_orders_cached_);
       }
@@ -88,21 +106,25 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
 
   if (!applied.archive_lookups.empty()) complete_from_archive(cmd.account, applied, archive_);
   std::string xml = internal_error ? std::string() : protocol::render(applied.result);
-  batcher_.when_durable(
-      ticket, [xml = std::move(xml), done = std::move(done)](store::Outcome outcome) {
-        if (outcome == store::Outcome::Committed && !xml.empty()) {
-          done(xml);
-        } else if (outcome == store::Outcome::Unknown) {
-          done(protocol::render(protocol::Result::failure(
-              "Internal error: the database connection broke while this request was being "
-              "committed, and the database could not be asked whether it was; query your "
-              "orders before retrying")));
-        } else {
-          done(protocol::render(protocol::Result::failure(
-              "Internal error: the request was not applied (the database write failed); "
-              "it is safe to retry")));
-        }
-      });
+  const auto applied_at = Clock::now();
+  batcher_.when_durable(ticket, [xml = std::move(xml), answer = std::move(answer), submitted,
+                                 applied_at, metrics = metrics_](store::Outcome outcome) {
+    if (submitted && metrics) metrics->commit_waited(Clock::now() - applied_at);
+    if (outcome == store::Outcome::Committed && !xml.empty()) {
+      answer(Metrics::Outcome::Ok, xml);
+    } else if (outcome == store::Outcome::Unknown) {
+      answer(Metrics::Outcome::Failed,
+             protocol::render(protocol::Result::failure(
+                 "Internal error: the database connection broke while this request was being "
+                 "committed, and the database could not be asked whether it was; query your "
+                 "orders before retrying")));
+    } else {
+      answer(Metrics::Outcome::Failed,
+             protocol::render(protocol::Result::failure(
+                 "Internal error: the request was not applied (the database write failed); "
+                 "it is safe to retry")));
+    }
+  });
 }
 
 }  // namespace app

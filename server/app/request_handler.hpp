@@ -2,6 +2,7 @@
 // One request's way through the server, independent of how threads and sockets are arranged:
 // parse, apply to the engine under its lock, hand the effects to the group commit, render,
 // and release the reply only once everything it reflects is durable.
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include <boost/thread/shared_mutex.hpp>
 
+#include "app/metrics.hpp"
 #include "exchange/engine.hpp"
 #include "store/batcher.hpp"
 #include "store/order_archive.hpp"
@@ -28,6 +30,11 @@ class RequestHandler {
   // thread. Never waits for a commit (it may read a closed order from the database).
   void handle(std::string_view payload, Reply done);
 
+  // Counts every answered request by root and outcome, with its latency (may stay null).
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+  // Any thread, no lock (for /healthz, which must not wait behind a reload).
+  bool available() const { return available_.load(); }
+
   // The engine's lock: exclusive for changes, shared for read-only requests. Recovery after a
   // failed write takes it exclusively.
   boost::shared_mutex& engine_lock() { return engine_lock_; }
@@ -41,7 +48,9 @@ class RequestHandler {
   store::OrderArchive& archive_;
   std::size_t closed_orders_cached_;
   boost::shared_mutex engine_lock_;
-  bool available_ = true;  // guarded by engine_lock_
+  // Changed under the exclusive engine lock; atomic so health checks can read it without.
+  std::atomic<bool> available_{true};
+  Metrics* metrics_ = nullptr;
 };
 
 }  // namespace app

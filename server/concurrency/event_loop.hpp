@@ -26,6 +26,7 @@ class EventLoop {
   void stop();
   boost::asio::io_context& io() { return io_; }
   std::size_t open_connections() const { return open_connections_; }
+  std::size_t refused_connections() const { return refuser_.refused(); }
 
  private:
   void accept();

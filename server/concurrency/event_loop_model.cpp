@@ -26,6 +26,7 @@ class EventLoopModel : public Model {
       app::Metrics::Gauges g;
       policy->gauges(g);
       g.connections = static_cast<long>(loop.open_connections());
+      g.refused = static_cast<long>(loop.refused_connections());
       return g;
     });
     // Also on the way out of an exception: nothing that uses `loop` or the policy may

@@ -29,6 +29,7 @@ class PerClient : public Model {
       std::lock_guard<std::mutex> lock(mutex_);
       g.threads = g.connections = static_cast<long>(open_.size());
       g.busy = static_cast<long>(busy_);
+      g.refused = static_cast<long>(refuser_.refused());
       return g;
     });
     while (!stopping_) {

@@ -215,6 +215,13 @@ bool Database::committed(const CommitMark& mark) {
   });
 }
 
+void Database::ping() {
+  bounded("pinging", timeout_, [&] {
+    pqxx::nontransaction tx(*conn_);
+    tx.exec1("SELECT 1");
+  });
+}
+
 Backend Database::backend() {
   return bounded("identifying the backend", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);

@@ -67,6 +67,9 @@ class Database {
   // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)
   bool committed(const CommitMark& mark);
 
+  // A round trip (SELECT 1): whether PostgreSQL answers on this connection. Throws if not.
+  void ping();
+
   // This connection's backend.
   Backend backend();
   // Makes sure `other` (another connection's backend) is gone, terminating it if it is
