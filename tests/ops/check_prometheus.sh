@@ -83,4 +83,22 @@ peak=$(curl -sf --get "http://127.0.0.1:$prom_port/api/v1/query" \
 log "Prometheus: up=$up, request rate now ${rate}/s, peak ${peak}/s"
 python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) == 1 and float(sys.argv[2]) > 0 else 1)' "$up" "$peak" ||
   { log "FAILED: Prometheus did not scrape a positive request rate"; tail -20 "$work/prometheus.log"; exit 1; }
+# Every query of the Grafana dashboard (docker/grafana) must be valid PromQL that this
+# Prometheus accepts against the real series.
+log "the dashboard's queries"
+python3 - "$prom_port" docker/grafana/dashboards/exchange.json <<'PY'
+import json, sys, urllib.parse, urllib.request
+port, path = sys.argv[1], sys.argv[2]
+exprs = [t["expr"] for p in json.load(open(path))["panels"] for t in p["targets"]]
+for expr in exprs:
+    q = expr.replace("$__rate_interval", "5s")
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    try:
+        answer = json.load(urllib.request.urlopen(url))
+    except Exception as e:  # a 400 means PromQL Prometheus refuses
+        sys.exit(f"check_prometheus: dashboard query refused: {q}: {e}")
+    if answer.get("status") != "success":
+        sys.exit(f"check_prometheus: dashboard query failed: {q}: {answer}")
+print(f"check_prometheus: {len(exprs)} dashboard queries accepted")
+PY
 echo "check_prometheus: passed"
