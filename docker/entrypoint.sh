@@ -4,6 +4,9 @@
 #   EXCHANGE_CONCURRENCY   concurrency model (default pool)
 #   EXCHANGE_THREADS       worker threads (default 4)
 #   EXCHANGE_SCHEMA        schema.sql the server applies (default /opt/exchange/schema.sql)
+#   EXCHANGE_ADMIN_PORT    if set: --admin-port (HTTP /metrics and /healthz; compose sets 9100)
+#   EXCHANGE_ADMIN_BIND    if set: --admin-bind (the server's default is 127.0.0.1; compose
+#                          sets 0.0.0.0 so Prometheus in another container can scrape it)
 # Arguments (compose `command:`, or after the image name in docker run) are
 # appended, so any other server flag can be given there.
 set -euo pipefail
@@ -13,10 +16,19 @@ if [[ -z "${DATABASE_URL:-}" ]]; then
   exit 2
 fi
 
+admin=()
+if [[ -n "${EXCHANGE_ADMIN_PORT:-}" ]]; then
+  admin+=(--admin-port "$EXCHANGE_ADMIN_PORT")
+fi
+if [[ -n "${EXCHANGE_ADMIN_BIND:-}" ]]; then
+  admin+=(--admin-bind "$EXCHANGE_ADMIN_BIND")
+fi
+
 # exec: the server becomes PID 1's process, so docker stop's SIGTERM reaches it
 # directly and it can shut down cleanly.
 exec exchange-server \
   --concurrency "${EXCHANGE_CONCURRENCY:-pool}" \
   --threads "${EXCHANGE_THREADS:-4}" \
   --schema "${EXCHANGE_SCHEMA:-/opt/exchange/schema.sql}" \
+  "${admin[@]}" \
   "$@"

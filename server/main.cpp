@@ -73,7 +73,9 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "bind", po::value(&cfg.bind)->default_value(cfg.bind),
       "IPv4 address to listen on (127.0.0.1 keeps it local; the protocol has no "
       "authentication)")("db", po::value(&cfg.db),
-                         "PostgreSQL connection string or URI (default: $DATABASE_URL)")(
+                         "PostgreSQL connection string or URI (default: $DATABASE_URL); for high "
+                         "availability list every node and ask for the writable one: "
+                         "postgresql://u@host1:5432,host2:5432/db?target_session_attrs=read-write")(
       "concurrency", po::value(&cfg.model)->default_value(cfg.model), models_help().c_str())(
       "threads", po::value(&cfg.threads)->default_value(cfg.threads),
       "worker threads of the fixed pool (--concurrency pool)")(

@@ -209,8 +209,15 @@ std::optional<exchange::OrderStatus> Database::find_order_unbounded(const std::s
 
 bool Database::committed(const CommitMark& mark) {
   return bounded("reading commit_marker", timeout_, [&] {
-    pqxx::read_transaction tx(*conn_);
-    auto row = tx.exec1("SELECT writer, batch FROM commit_marker");
+    // A write, not a plain read: its commit returns only once it is as durable as any of the
+    // server's commits must be (with synchronous replication, on the standby too), and WAL
+    // reaches the standby in order, so a batch it finds is durable there as well. A batch whose
+    // wait for the standby was cut short (our watchdog, or the old backend being terminated)
+    // is committed on the primary only: reading the marker alone would acknowledge it, and a
+    // failover right after would lose it.
+    pqxx::work tx(*conn_);
+    auto row = tx.exec1("UPDATE commit_marker SET writer = writer RETURNING writer, batch");
+    tx.commit();
     return row[0].as<std::int64_t>() == mark.writer && row[1].as<std::int64_t>() == mark.batch;
   });
 }

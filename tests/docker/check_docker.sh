@@ -5,11 +5,17 @@
 #   2. hadolint lints docker/Dockerfile;
 #   3. docker/docker-compose.yml is valid: `docker-compose config -q` (1.29.2,
 #      the last pip-installable Compose), or, if that cannot be installed, a
-#      JSON-schema check against the Compose spec schema that release ships.
-# The tools live in a venv under .local/venv-docker-check (made once, reused).
+#      JSON-schema check against the Compose spec schema that release ships;
+#   4. `podman-compose config` resolves the whole file (every profile), and the
+#      exchange service's health check is a command the image has;
+# The tools live in venvs under .local/venv-docker-check and
+# .local/venv-podman-compose (made once, reused); podman-compose also needs the
+# podman binary (Debian package, apt-get installed when missing; the Debian
+# podman-compose 1.0.3 has no `config`, hence the pip one).
 # If no linter or validator can be installed (no network), it prints
 # "SKIPPED: <reason>" and exits 77, which CTest reports as skipped: never a
-# silent pass.
+# silent pass. The same when only podman-compose is missing: the other checks
+# run first, then it says SKIPPED and what was not checked.
 #
 # CHECK_DOCKER_VALIDATOR=jsonschema forces the fallback validator (to test it).
 set -euo pipefail
@@ -19,6 +25,8 @@ DOCKERFILE=docker/Dockerfile
 COMPOSE=docker/docker-compose.yml
 VENV=.local/venv-docker-check
 COMPOSE_VERSION=1.29.2
+PC_VENV=.local/venv-podman-compose
+PODMAN_COMPOSE_VERSION=1.6.0
 
 fail() {
   echo "FAIL: $*" >&2
@@ -30,12 +38,22 @@ skip() {
 }
 
 # ---- 1. the image and CI share their steps -----------------------------------
+# Instructions with their continuation lines joined (RUN --mount=... \ on its own line).
+instructions=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$DOCKERFILE")
 for script in scripts/install-deps.sh scripts/build.sh; do
-  grep -Eq "^RUN[[:space:]].*\b${script//./\\.}\b" "$DOCKERFILE" \
+  grep -Eq "^RUN[[:space:]].*\b${script//./\\.}\b" <<<"$instructions" \
     || fail "$DOCKERFILE no longer RUNs $script: the image would not be built the way CI builds"
   [[ -x "$script" ]] || fail "$script is missing or not executable"
 done
 [[ -x docker/entrypoint.sh ]] || fail "docker/entrypoint.sh is missing or not executable"
+[[ -x docker/healthcheck.sh ]] || fail "docker/healthcheck.sh is missing or not executable"
+# BuildKit and buildah read docker/Dockerfile.dockerignore instead of .dockerignore: it
+# must leave out at least what .dockerignore does.
+while IFS= read -r pattern; do
+  [[ -z "$pattern" || "$pattern" == \#* ]] && continue
+  grep -qxF -- "$pattern" docker/Dockerfile.dockerignore \
+    || fail "docker/Dockerfile.dockerignore lacks '$pattern' of .dockerignore (it replaces it)"
+done <.dockerignore
 echo "ok: $DOCKERFILE runs scripts/install-deps.sh and scripts/build.sh"
 
 # ---- tools --------------------------------------------------------------------
@@ -122,3 +140,39 @@ PY
     ;;
   *) fail "unknown CHECK_DOCKER_VALIDATOR '$validator' (docker-compose or jsonschema)" ;;
 esac
+
+# ---- 4. podman-compose config, and the health check's command ---------------------------
+# The health check runs a command inside the image: it must be one the Dockerfile installs.
+health_cmd=$(sed -n '/^  exchange:/,/^  [a-z]/p' "$COMPOSE" | sed -nE 's/^ *test: *\["CMD", *"([^"]+)".*/\1/p')
+[[ -n "$health_cmd" ]] || fail "$COMPOSE: the exchange service has no healthcheck (test: [\"CMD\", ...])"
+grep -Eq "^COPY[[:space:]].*[[:space:]]/usr/local/bin/${health_cmd}\$" "$DOCKERFILE" \
+  || fail "$COMPOSE's exchange health check runs '$health_cmd', which $DOCKERFILE does not install in /usr/local/bin"
+grep -Eq '^ *restart: *unless-stopped' "$COMPOSE" || fail "$COMPOSE has no restart policy"
+echo "ok: the exchange service's health check runs $health_cmd, which the image has"
+
+podman_compose_missing=""
+exec 9>"$PC_VENV.lock"
+flock 9
+if ! command -v podman >/dev/null; then
+  sudo_cmd=()
+  [[ $EUID -eq 0 ]] || sudo_cmd=(sudo)
+  echo "installing podman (Debian package; podman-compose calls it)"
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o DPkg::Lock::Timeout=300 update >/dev/null \
+    && "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -y -q -o DPkg::Lock::Timeout=300 \
+      install --no-install-recommends podman runc >/dev/null \
+    || podman_compose_missing="podman cannot be installed (apt-get failed)"
+fi
+if [[ -z "$podman_compose_missing" && ! -x "$PC_VENV/bin/podman-compose" ]]; then
+  { python3 -m venv "$PC_VENV" \
+    && "$PC_VENV/bin/python" -m pip --disable-pip-version-check -q install "podman-compose==$PODMAN_COMPOSE_VERSION"; } \
+    || { rm -rf "$PC_VENV"; podman_compose_missing="podman-compose $PODMAN_COMPOSE_VERSION cannot be installed (pip)"; }
+fi
+flock -u 9
+if [[ -n "$podman_compose_missing" ]]; then
+  skip "$podman_compose_missing: 'podman-compose config' NOT RUN (checks 1-3 passed)"
+fi
+# --profile bench: resolve the profiled service as well. podman-compose checks less than
+# docker-compose (YAML, structure, interpolation, depends_on targets), so both run.
+"$PC_VENV/bin/podman-compose" -f "$COMPOSE" --profile bench config >/dev/null \
+  || fail "podman-compose config rejected $COMPOSE"
+echo "ok: podman-compose $PODMAN_COMPOSE_VERSION config $COMPOSE"

@@ -70,3 +70,27 @@ TEST_CASE("URIs get the bounds as query parameters", "[unit]") {
   CHECK(with_connection_bounds("postgresql://h/db?application_name=keepalives", defaults())
             .find("&keepalives=1") != std::string::npos);
 }
+
+// What ha-cluster.sh prints for a Patroni cluster: several hosts, libpq picking the writable
+// one. The bounds are one set of query parameters for the whole string (libpq applies
+// connect_timeout to each host in turn), and the hosts are left exactly as written.
+TEST_CASE("multi-host connection strings get the bounds once, hosts untouched", "[unit]") {
+  const std::string q =
+      "connect_timeout=5&keepalives=1&keepalives_idle=5&keepalives_interval=1&keepalives_count=3"
+      "&tcp_user_timeout=5000";
+  const std::string ha =
+      "postgresql://postgres@127.0.0.1:25520,127.0.0.1:25521/exchange"
+      "?target_session_attrs=read-write";
+  CHECK(with_connection_bounds(ha, defaults()) == ha + "&" + q);
+  // No path and no query: libpq accepts the parameters right after the host list.
+  CHECK(with_connection_bounds("postgresql://h1:5432,h2:5433", defaults()) ==
+        "postgresql://h1:5432,h2:5433?" + q);
+  // IPv6 hosts in brackets, and a port that is not the last host's.
+  CHECK(with_connection_bounds("postgresql://[::1]:5432,db2/x?connect_timeout=9", defaults()) ==
+        "postgresql://[::1]:5432,db2/x?connect_timeout=9&keepalives=1&keepalives_idle=5"
+        "&keepalives_interval=1&keepalives_count=3&tcp_user_timeout=5000");
+  // The key=value form lists hosts and ports with commas.
+  CHECK(with_connection_bounds("host=h1,h2 port=5432,5433 target_session_attrs=read-write",
+                               defaults()) ==
+        "host=h1,h2 port=5432,5433 target_session_attrs=read-write " + kAll);
+}
