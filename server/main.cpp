@@ -14,6 +14,7 @@
 #include "app/log.hpp"
 #include "app/metrics.hpp"
 #include "app/recovery.hpp"
+#include "app/replay.hpp"
 #include "app/request_handler.hpp"
 #include "concurrency/model.hpp"
 #include "net/listener.hpp"
@@ -23,6 +24,7 @@
 #include "store/batcher.hpp"
 #include "store/database.hpp"
 #include "store/order_archive.hpp"
+#include "store/projector.hpp"
 
 namespace po = boost::program_options;
 
@@ -47,6 +49,7 @@ struct Config {
   std::size_t max_children = 10000;
   std::size_t closed_orders_cached = 100000;
   int db_wait_seconds = 30;
+  unsigned projector_delay_ms = 0;  // hidden test aid
 };
 
 std::string models_help() {
@@ -100,9 +103,14 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       po::value(&cfg.closed_orders_cached)->default_value(cfg.closed_orders_cached),
       "closed orders kept in memory for queries; older ones are read from the database, so "
       "memory stays flat however long the server runs");
+  // Not in --help: tests hold the projection back to exercise the journal replay.
+  po::options_description hidden;
+  hidden.add_options()("projector-delay-ms", po::value(&cfg.projector_delay_ms));
+  po::options_description all;
+  all.add(opts).add(hidden);
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, opts), vm);
+    po::store(po::parse_command_line(argc, argv, all), vm);
     po::notify(vm);
   } catch (const std::exception& e) {
     EXCHANGE_LOG(error) << e.what() << " (try --help)";
@@ -210,7 +218,9 @@ int main(int argc, char** argv) {
       setup->reset();
       EXCHANGE_LOG(info) << "database reset";
     }
-    setup->load(engine);
+    store::Projector projector(cfg.db, std::chrono::milliseconds(cfg.projector_delay_ms));
+    projector.start();
+    const app::Loaded loaded = app::load_state(*setup, engine, projector);
     setup.reset();
 
     store::BatchWriter writer(cfg.db);
@@ -219,10 +229,15 @@ int main(int argc, char** argv) {
         [&writer](const store::Batch& batch, store::Ticket t) { writer.write(batch, t); },
         [&](store::Ticket failed, store::Outcome outcome) {
           (*recovery)(batcher, failed, outcome);
+        },
+        [&projector](store::Batch&& committed) {
+          const std::int64_t through = committed.journal.back().seq;
+          projector.enqueue(std::move(committed), through);
         });
+    batcher.set_next_seq(loaded.last_seq + 1);
     store::OrderArchive archive(cfg.db);
-    app::RequestHandler handler(engine, batcher, archive, cfg.closed_orders_cached);
-    app::Recovery recover(cfg.db, engine, handler);
+    app::RequestHandler handler(engine, batcher, archive, projector, cfg.closed_orders_cached);
+    app::Recovery recover(cfg.db, engine, handler, projector);
     recovery = &recover;
 
     net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
@@ -249,6 +264,7 @@ int main(int argc, char** argv) {
                        << " orders loaded, next order id " << engine.next_order_id() << ")";
     model->run(listener, handler);
     batcher.stop();
+    projector.stop();
     signal_waiter.join();
     options.metrics->stop();
     auto stats = batcher.stats();

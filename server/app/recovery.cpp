@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "app/log.hpp"
+#include "app/replay.hpp"
 #include "store/database.hpp"
 
 namespace app {
@@ -24,7 +25,8 @@ void Recovery::operator()(store::Batcher& batcher, store::Ticket failed, store::
       store::Database db(conninfo_);
       std::unique_lock<boost::shared_mutex> lock(handler_.engine_lock());
       engine_.clear();
-      db.load(engine_);
+      // The projection, then the journal after it; the projector's queue is re-derived.
+      batcher.set_next_seq(load_state(db, engine_, projector_).last_seq + 1);
       handler_.set_available(true);
       EXCHANGE_LOG(warn) << "state reloaded from the database; serving again";
       return;

@@ -9,13 +9,15 @@
 #include "app/request_handler.hpp"
 #include "exchange/engine.hpp"
 #include "store/batcher.hpp"
+#include "store/projector.hpp"
 
 namespace app {
 
 class Recovery {
  public:
-  Recovery(std::string conninfo, exchange::Engine& engine, RequestHandler& handler)
-      : conninfo_(std::move(conninfo)), engine_(engine), handler_(handler) {}
+  Recovery(std::string conninfo, exchange::Engine& engine, RequestHandler& handler,
+           store::Projector& projector)
+      : conninfo_(std::move(conninfo)), engine_(engine), handler_(handler), projector_(projector) {}
 
   // The Batcher's RecoverFn; runs on its writer thread and returns once the engine is back.
   void operator()(store::Batcher& batcher, store::Ticket failed, store::Outcome outcome);
@@ -24,6 +26,7 @@ class Recovery {
   std::string conninfo_;
   exchange::Engine& engine_;
   RequestHandler& handler_;
+  store::Projector& projector_;
 };
 
 }  // namespace app

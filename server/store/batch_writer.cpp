@@ -29,10 +29,10 @@ void BatchWriter::write(const Batch& batch, std::uint64_t sequence) {
   try {
     if (!db_) {
       db_ = std::make_unique<Database>(conninfo_);
-      db_->prepare_writes();
+      db_->prepare_journal_write();
     }
     connected = true;
-    db_->write(batch, mark);
+    db_->write_journal(batch, mark);
   } catch (const std::exception& e) {
     db_.reset();  // whatever broke, the next batch gets a new connection
     // Not even connected: nothing was sent, so nothing can have committed.

@@ -12,7 +12,8 @@ using exchange::Decimal;
 
 // One statement writes a whole batch: each table's rows travel as parallel arrays (bound
 // parameters, never spliced into SQL) and are upserted by data-modifying CTEs. Upserts carry
-// final values, so replaying the same batch twice would be harmless. Foreign keys and CHECKs
+// final values and executions are inserted once, so projecting the same batch twice (a
+// reload re-projects the journal after the stored position) is harmless. Foreign keys and CHECKs
 // are verified at the end of the statement.
 const char* kWriteBatch = R"SQL(
 WITH new_symbols AS (
@@ -26,8 +27,8 @@ WITH new_symbols AS (
   SELECT * FROM unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
   ON CONFLICT (account_id, symbol) DO UPDATE
     SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
-), marker AS (
-  UPDATE commit_marker SET writer = $23, batch = $24
+), position AS (
+  UPDATE projection_position SET seq = $23
 ), order_rows AS (
   INSERT INTO orders (id, account_id, symbol, amount, limit_price, open_amount, created_at,
                       canceled_at)
@@ -39,6 +40,7 @@ WITH new_symbols AS (
 INSERT INTO executions (id, buy_order, sell_order, shares, price, executed_at)
 SELECT * FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::numeric[],
                      $21::numeric[], $22::bigint[])
+ON CONFLICT (id) DO NOTHING
 )SQL";
 
 // Builds a PostgreSQL array literal, quoting every element.
@@ -105,11 +107,12 @@ void Database::apply_schema(const std::string& schema_sql) {
 
 void Database::reset() {
   pqxx::work tx(*conn_);
-  tx.exec("TRUNCATE executions, orders, positions, symbols, accounts");
+  tx.exec("TRUNCATE executions, orders, positions, symbols, accounts, journal");
+  tx.exec("UPDATE projection_position SET seq = 0");
   tx.commit();
 }
 
-void Database::load(exchange::Engine& engine) {
+std::int64_t Database::load(exchange::Engine& engine) {
   // One snapshot for all tables, so the state loaded is one the server once committed.
   pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*conn_);
   for (const auto& row : tx.exec("SELECT sym FROM symbols")) engine.load_symbol(row[0].c_str());
@@ -136,8 +139,10 @@ void Database::load(exchange::Engine& engine) {
       "SELECT (SELECT coalesce(max(id), 0) + 1 FROM orders), "
       "       (SELECT coalesce(max(id), 0) + 1 FROM executions)");
   engine.set_next_ids(next[0].as<std::int64_t>(), next[1].as<std::int64_t>());
+  auto position = tx.exec1("SELECT seq FROM projection_position")[0].as<std::int64_t>();
   tx.commit();
   engine.finish_loading();
+  return position;
 }
 
 std::optional<exchange::OrderStatus> Database::find_order(const std::string& account,
@@ -168,7 +173,7 @@ bool Database::committed(const CommitMark& mark) {
   return row[0].as<std::int64_t>() == mark.writer && row[1].as<std::int64_t>() == mark.batch;
 }
 
-void Database::write(const Batch& batch, const CommitMark& mark) {
+void Database::project(const Batch& batch, std::int64_t through_seq) {
   ArrayLiteral sym;
   for (const auto& s : batch.symbols) sym.add(s);
 
@@ -219,7 +224,7 @@ void Database::write(const Batch& batch, const CommitMark& mark) {
                    pos_granted.done(), o_id.done(), o_account.done(), o_symbol.done(),
                    o_amount.done(), o_limit.done(), o_open.done(), o_created.done(),
                    o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(), e_shares.done(),
-                   e_price.done(), e_time.done(), mark.writer, mark.batch);
+                   e_price.done(), e_time.done(), through_seq);
 }
 
 }  // namespace store

@@ -1,0 +1,85 @@
+// The journal's SQL: the reply path's only write (one row per mutating request, in one
+// statement per group commit) and the reads of a start-up or reload replay.
+#include <pqxx/pqxx>
+
+#include "store/database.hpp"
+
+namespace store {
+namespace {
+
+// The batch's journal rows as parallel arrays, with the commit marker in the same statement:
+// one round trip, one transaction, and the marker tells a broken connection's outcome.
+const char* kWriteJournal = R"SQL(
+WITH marker AS (
+  UPDATE commit_marker SET writer = $5, batch = $6
+)
+INSERT INTO journal (seq, at, first_order_id, request)
+SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[])
+)SQL";
+
+// A PostgreSQL array literal; text elements are quoted and escaped.
+class Array {
+ public:
+  void add(std::int64_t value) {
+    separate();
+    text_ += std::to_string(value);
+  }
+  void add(const std::string& value) {
+    separate();
+    text_.reserve(text_.size() + value.size() + 8);
+    text_ += '"';
+    for (char c : value) {
+      if (c == '"' || c == '\\') text_ += '\\';
+      text_ += c;
+    }
+    text_ += '"';
+  }
+  std::string done() { return text_ + '}'; }
+
+ private:
+  void separate() { text_ += text_.size() > 1 ? "," : ""; }
+  std::string text_ = "{";
+};
+
+}  // namespace
+
+void Database::prepare_journal_write() { conn_->prepare("write_journal", kWriteJournal); }
+
+void Database::write_journal(const Batch& batch, const CommitMark& mark) {
+  Array seq, at, first_order_id, request;
+  for (const JournalEntry& e : batch.journal) {
+    seq.add(e.seq);
+    at.add(e.at);
+    first_order_id.add(e.first_order_id);
+    request.add(e.request);
+  }
+  // A single statement outside BEGIN/COMMIT is its own transaction.
+  pqxx::nontransaction tx(*conn_);
+  tx.exec_prepared("write_journal", seq.done(), at.done(), first_order_id.done(), request.done(),
+                   mark.writer, mark.batch);
+}
+
+std::vector<JournalEntry> Database::read_journal(std::int64_t after, std::int64_t limit) {
+  pqxx::read_transaction tx(*conn_);
+  std::vector<JournalEntry> out;
+  auto rows = tx.exec_params(
+      "SELECT seq, at, first_order_id, request FROM journal WHERE seq > $1 ORDER BY seq LIMIT $2",
+      after, limit);
+  out.reserve(rows.size());
+  for (const auto& row : rows)
+    out.push_back({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(),
+                   std::string(row[3].c_str(), row[3].size())});
+  return out;
+}
+
+std::int64_t Database::last_journal_seq() {
+  pqxx::read_transaction tx(*conn_);
+  return tx.exec1("SELECT coalesce(max(seq), 0) FROM journal")[0].as<std::int64_t>();
+}
+
+void Database::set_application_name(const std::string& name) {
+  pqxx::nontransaction tx(*conn_);
+  tx.exec("SET application_name TO " + tx.quote(name));
+}
+
+}  // namespace store
