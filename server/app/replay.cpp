@@ -1,6 +1,7 @@
 #include "app/replay.hpp"
 
 #include <chrono>
+#include <future>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -58,9 +59,16 @@ Loaded load_state(store::Database& db, exchange::Engine& engine, store::Projecto
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   auto last_log = std::chrono::steady_clock::now();
+  // The next chunk is read while this one is replayed (only that thread uses `db` meanwhile).
+  auto next = std::async(std::launch::async, [&db, after = out.last_seq] {
+    return db.read_journal(after, kReadChunk);
+  });
   for (;;) {
-    auto entries = db.read_journal(out.last_seq, kReadChunk);
+    auto entries = next.get();
     if (entries.empty()) break;
+    next = std::async(std::launch::async, [&db, after = entries.back().seq] {
+      return db.read_journal(after, kReadChunk);
+    });
     store::Batch chunk;
     for (const store::JournalEntry& entry : entries) {
       exchange::Effects fx;
