@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS executions (
 CREATE INDEX IF NOT EXISTS executions_by_buy_order ON executions (buy_order);
 CREATE INDEX IF NOT EXISTS executions_by_sell_order ON executions (sell_order);
 
--- One row: the last batch committed, as (writer, batch): a random number per server process
+-- One row: the last journal batch committed, as (writer, batch): a random number per server process
 -- and the batch's sequence number. Every group commit updates it in the same statement, so
 -- when the connection breaks during a commit the server reads it back and knows whether that
 -- commit went through, instead of telling clients "not applied" about something that was.
@@ -61,3 +61,23 @@ CREATE TABLE IF NOT EXISTS commit_marker (
   batch     BIGINT NOT NULL
 );
 INSERT INTO commit_marker (writer, batch) VALUES (0, 0) ON CONFLICT DO NOTHING;
+
+-- The durable record: one row per accepted request that changed something, in engine order.
+-- Replaying `request` (the payload as received) at time `at` into the state of the tables
+-- above as of projection_position.seq rebuilds the engine exactly; `first_order_id` is the
+-- id the engine was about to assign, a cheap check that the replay follows the live run.
+-- A reply leaves only once its journal row has committed.
+CREATE TABLE IF NOT EXISTS journal (
+  seq            BIGINT PRIMARY KEY,
+  at             BIGINT NOT NULL,        -- the server's clock for the request, Unix seconds
+  first_order_id BIGINT NOT NULL,
+  request        TEXT NOT NULL
+);
+
+-- One row: the last journal seq whose effects accounts, positions, orders and executions
+-- hold. The projector updates it in the same statement as those tables, off the reply path.
+CREATE TABLE IF NOT EXISTS projection_position (
+  singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
+  seq       BIGINT NOT NULL
+);
+INSERT INTO projection_position (seq) VALUES (0) ON CONFLICT DO NOTHING;

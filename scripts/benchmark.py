@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Throughput benchmark: the table of the throughput issue, measured and printed.
 
-    scripts/benchmark.py [--seconds 10] [--soak-minutes 10] [--quick] [--db URL]
+    scripts/benchmark.py [--seconds 10] [--soak-minutes 10] [--quick] [--db URL] [--only TEXT]
+                         [--server PATH[,PATH...]]
 
 Every case starts exchange-server (build/bin) on a fresh database (--reset) in the model
 named in the table, runs `exchange-client bench` on the same machine (workload: 200 accounts
@@ -18,6 +19,8 @@ the load generator (its rusage), with the share of the machine's cores they kept
 PostgreSQL's commits per 1,000 orders (one commit = one statement = one round trip of the
 group commit).
 Without --db a private PostgreSQL is started in .local/bench-pg (scripts/local-pg.sh).
+--server runs each throughput case once per listed server binary, one after the other (e.g. a
+build of another commit beside this one, for before/after figures from the same run).
 """
 import argparse
 import json
@@ -38,8 +41,8 @@ CLIENT = os.path.join(ROOT, "build", "bin", "exchange-client")
 PORT = 24555
 
 
-def start_server(db, model, pin=None, extra=()):
-    cmd = [SERVER, "--port", str(PORT), "--bind", "127.0.0.1", "--db", db, "--concurrency", model,
+def start_server(db, model, pin=None, extra=(), server=None):
+    cmd = [server or SERVER, "--port", str(PORT), "--bind", "127.0.0.1", "--db", db, "--concurrency", model,
            "--reset", "--log-level", "warn", *extra]
     if pin:
         cmd = ["taskset", "-c", pin] + cmd
@@ -136,6 +139,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="2 s per case, 30 s memory case")
     ap.add_argument("--db", help="database URL (default: private PostgreSQL in .local/bench-pg)")
     ap.add_argument("--only", help="run only cases whose name contains this text")
+    ap.add_argument("--server", help="comma-separated server binaries to compare (default: build/bin)")
     args = ap.parse_args()
     seconds = 2 if args.quick else args.seconds
     soak = 0.5 if args.quick else args.soak_minutes
@@ -153,10 +157,13 @@ def main():
 
     print(f"benchmark: {seconds} s per case; machine: {os.cpu_count()} cores, "
           f"{open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}")
-    for name, model, bargs, unit, target in CASES:
+    servers = args.server.split(",") if args.server else [SERVER]
+    for (name, model, bargs, unit, target), binary in [(c, b) for c in CASES for b in servers]:
         if args.only and args.only not in name:
             continue
-        server = start_server(db, model)
+        if len(servers) > 1:
+            print(f"server: {binary}", flush=True)
+        server = start_server(db, model, server=binary)
         split = CpuSplit(pg, server.pid)
         try:
             rep = bench(seconds, bargs)

@@ -48,6 +48,17 @@ def sql(db, query):
     return [line.split("\t") for line in out.splitlines() if line]
 
 
+def wait_for_projection(db, seconds=60):
+    """The SQL tables are a projection of the journal, written a moment after each commit:
+    wait until they hold everything journaled so far."""
+    target = int(sql(db, "SELECT coalesce(max(seq), 0) FROM journal")[0][0])
+    deadline = time.time() + seconds
+    while int(sql(db, "SELECT seq FROM projection_position")[0][0]) < target:
+        if time.time() > deadline:
+            raise SystemExit("soak: the projection did not catch up with the journal")
+        time.sleep(0.05)
+
+
 def opened_id(reply):
     marker = '<opened '
     if marker not in reply:
@@ -158,6 +169,7 @@ def main():
                 time.sleep(0.1)
         if not args.check_only:
             trade(args)
+        wait_for_projection(db)
         bad = check_conservation(db)
         protocol_bad, n_accounts, n_positions = check_through_protocol(db, args.port)
         bad += protocol_bad

@@ -16,6 +16,7 @@
 #include "app/log.hpp"
 #include "app/metrics.hpp"
 #include "app/recovery.hpp"
+#include "app/replay.hpp"
 #include "app/request_handler.hpp"
 #include "app/shutdown.hpp"
 #include "concurrency/model.hpp"
@@ -28,6 +29,7 @@
 #include "store/connection_bounds.hpp"
 #include "store/database.hpp"
 #include "store/order_archive.hpp"
+#include "store/projector.hpp"
 #include "store/watchdog.hpp"
 
 namespace po = boost::program_options;
@@ -57,6 +59,7 @@ struct Config {
   std::string admin_bind = "127.0.0.1";
   unsigned db_timeout_ms = 5000;
   unsigned shutdown_grace_ms = 10000;
+  unsigned projector_delay_ms = 0;  // hidden test aid
 };
 
 std::string models_help() {
@@ -127,9 +130,14 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       po::value(&cfg.closed_orders_cached)->default_value(cfg.closed_orders_cached),
       "closed orders kept in memory for queries; older ones are read from the database, so "
       "memory stays flat however long the server runs");
+  // Not in --help: tests hold the projection back to exercise the journal replay.
+  po::options_description hidden;
+  hidden.add_options()("projector-delay-ms", po::value(&cfg.projector_delay_ms));
+  po::options_description all;
+  all.add(opts).add(hidden);
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, opts), vm);
+    po::store(po::parse_command_line(argc, argv, all), vm);
     po::notify(vm);
   } catch (const std::exception& e) {
     EXCHANGE_LOG(error) << e.what() << " (try --help)";
@@ -249,7 +257,10 @@ int main(int argc, char** argv) {
       setup->reset();
       EXCHANGE_LOG(info) << "database reset";
     }
-    setup->load(engine);
+    store::Projector projector(cfg.db, db_timeout,
+                               std::chrono::milliseconds(cfg.projector_delay_ms));
+    projector.start();
+    const app::Loaded loaded = app::load_state(*setup, engine, projector);
     setup.reset();
 
     // A broken commit's outcome is looked up for as long as one call may wait.
@@ -268,11 +279,16 @@ int main(int argc, char** argv) {
         [&](store::Ticket failed, store::Outcome outcome) {
           metrics.commit_failed();
           (*recovery)(batcher, failed, outcome);
+        },
+        [&projector](store::Batch&& committed) {
+          const std::int64_t through = committed.journal.back().seq;
+          projector.enqueue(std::move(committed), through);
         });
+    batcher.set_next_seq(loaded.last_seq + 1);
     store::OrderArchive archive(cfg.db, db_timeout);
-    app::RequestHandler handler(engine, batcher, archive, cfg.closed_orders_cached);
+    app::RequestHandler handler(engine, batcher, archive, projector, cfg.closed_orders_cached);
     handler.set_metrics(&metrics);
-    app::Recovery recover(cfg.db, engine, handler, shutdown.stop_flag(), db_timeout);
+    app::Recovery recover(cfg.db, engine, handler, projector, shutdown.stop_flag(), db_timeout);
     recovery = &recover;
 
     net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
@@ -293,6 +309,8 @@ int main(int argc, char** argv) {
     metrics.set_state([&] {
       app::Metrics::StateGauges st;
       st.available = handler.available() ? 1 : 0;
+      st.journal_seq = static_cast<long>(projector.queued_seq());
+      st.projected_seq = static_cast<long>(projector.projected_seq());
       // Not worth waiting for: a reload holds the lock for as long as it loads.
       boost::shared_lock<boost::shared_mutex> lock(handler.engine_lock(), boost::try_to_lock);
       if (lock.owns_lock()) st.orders_resting = static_cast<long>(engine.order_count());
@@ -348,6 +366,9 @@ int main(int argc, char** argv) {
                        << " orders loaded, next order id " << engine.next_order_id() << ")";
     if (!shutdown.stop_flag().requested()) model->run(listener, handler);
     batcher.stop();
+    // What the projector has not written yet is in the journal: the next start replays it. A
+    // forced shutdown (the database silent) does not wait for it at all.
+    projector.stop(shutdown.forced() ? std::chrono::seconds(0) : std::chrono::seconds(5));
     shutdown.finished();
     options.metrics->stop();
     auto stats = batcher.stats();

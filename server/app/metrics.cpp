@@ -109,6 +109,12 @@ std::string Metrics::prometheus_text() {
         "1 while serving, 0 while the engine is reloaded from the database after a failed "
         "write.",
         st.available);
+  gauge("exchange_journal_seq", "The last journal entry committed (one per mutating request).",
+        st.journal_seq);
+  if (st.journal_seq >= 0 && st.projected_seq >= 0)
+    gauge("exchange_projection_lag_entries",
+          "Journal entries not yet in the SQL tables (accounts, positions, orders, executions).",
+          std::max(0L, st.journal_seq - st.projected_seq));
   counter("exchange_db_timeouts_total", "PostgreSQL calls cut off by --db-timeout-ms.",
           db.timeouts);
   counter("exchange_db_reconnects_total", "New write connections after a broken one.",

@@ -77,7 +77,9 @@ class Metrics {
   // The exchange's own gauges, sampled at each scrape; the same rules as set_gauges.
   struct StateGauges {
     long orders_resting = -1;
-    long available = -1;  // 1 serving, 0 while the engine is reloaded after a failed write
+    long available = -1;      // 1 serving, 0 while the engine is reloaded after a failed write
+    long journal_seq = -1;    // the last journal entry committed
+    long projected_seq = -1;  // the SQL tables hold every entry up to this one
   };
   void set_state(std::function<StateGauges()> state);
   // The whole exposition, gauges sampled now.

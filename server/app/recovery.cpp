@@ -5,6 +5,8 @@
 #include <mutex>
 
 #include "app/log.hpp"
+#include "app/replay.hpp"
+#include "store/database.hpp"
 
 namespace app {
 
@@ -35,7 +37,8 @@ void Recovery::operator()(store::Batcher& batcher, store::Ticket failed, store::
       store::Database db(conninfo_, timeout_);
       std::unique_lock<boost::shared_mutex> lock(handler_.engine_lock());
       engine_.clear();
-      db.load(engine_);
+      // The projection, then the journal after it; the projector's queue is re-derived.
+      batcher.set_next_seq(load_state(db, engine_, projector_).last_seq + 1);
       handler_.set_available(true);
       ++reloads_;
       auto took = std::chrono::duration_cast<std::chrono::milliseconds>(

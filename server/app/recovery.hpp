@@ -15,6 +15,7 @@
 #include "exchange/engine.hpp"
 #include "store/batcher.hpp"
 #include "store/database.hpp"
+#include "store/projector.hpp"
 #include "store/stop_flag.hpp"
 
 namespace app {
@@ -22,11 +23,12 @@ namespace app {
 class Recovery {
  public:
   Recovery(std::string conninfo, exchange::Engine& engine, RequestHandler& handler,
-           const store::StopFlag& stop,
+           store::Projector& projector, const store::StopFlag& stop,
            std::chrono::milliseconds timeout = store::kDefaultDbTimeout)
       : conninfo_(std::move(conninfo)),
         engine_(engine),
         handler_(handler),
+        projector_(projector),
         stop_(stop),
         timeout_(timeout) {}
 
@@ -41,6 +43,7 @@ class Recovery {
   std::string conninfo_;
   exchange::Engine& engine_;
   RequestHandler& handler_;
+  store::Projector& projector_;
   const store::StopFlag& stop_;
   std::chrono::milliseconds timeout_;
   std::atomic<std::uint64_t> reloads_{0};

@@ -14,10 +14,12 @@
 namespace app {
 
 RequestHandler::RequestHandler(exchange::Engine& engine, store::Batcher& batcher,
-                               store::OrderArchive& archive, std::size_t closed_orders_cached)
+                               store::OrderArchive& archive, const store::Projector& projector,
+                               std::size_t closed_orders_cached)
     : engine_(engine),
       batcher_(batcher),
       archive_(archive),
+      projector_(projector),
       closed_orders_cached_(closed_orders_cached) {}
 
 namespace {
@@ -84,15 +86,20 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
                     protocol::render(protocol::Result::failure(unavailable)));
     exchange::Effects fx;
     try {
+      const exchange::OrderId first_order_id = engine_.next_order_id();
       applied = apply(cmd, engine_, now, fx);
       if (fx.empty()) {
+        // Changed nothing: a replay needs no journal entry for it.
         ticket = batcher_.visible_ticket();
       } else {
         auto closed = exchange::Engine::closed_orders(fx);
-        ticket = batcher_.submit(std::move(fx));
+        auto entry = batcher_.submit({0, now, first_order_id, std::string(payload)}, std::move(fx));
+        ticket = entry.ticket;
         submitted = true;
-        engine_.note_closed(closed, ticket);
-        engine_.forget_closed(batcher_.committed_through(), closed_orders_cached_);
+        // A forgotten order is read from the SQL tables: only once the projection has it.
+        engine_.note_closed(closed, static_cast<std::uint64_t>(entry.seq));
+        engine_.forget_closed(static_cast<std::uint64_t>(projector_.projected_seq()),
+                              closed_orders_cached_);
       }
     } catch (const std::exception& e) {
       // The engine may be half-changed: its open batch must not be written, and the engine

@@ -1,7 +1,8 @@
 #pragma once
 // One request's way through the server, independent of how threads and sockets are arranged:
-// parse, apply to the engine under its lock, hand the effects to the group commit, render,
-// and release the reply only once everything it reflects is durable.
+// parse, apply to the engine under its lock, hand the journal entry (and the effects, for the
+// projector) to the group commit, render, and release the reply only once everything it
+// reflects is durable in the journal.
 #include <atomic>
 #include <cstddef>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "exchange/engine.hpp"
 #include "store/batcher.hpp"
 #include "store/order_archive.hpp"
+#include "store/projector.hpp"
 
 namespace app {
 
@@ -22,9 +24,9 @@ class RequestHandler {
   using Reply = std::function<void(std::string xml)>;
 
   // `closed_orders_cached`: how many closed orders the engine keeps in memory for queries
-  // before older ones are answered from `archive`.
+  // before older ones are answered from `archive` (once `projector` has written them there).
   RequestHandler(exchange::Engine& engine, store::Batcher& batcher, store::OrderArchive& archive,
-                 std::size_t closed_orders_cached);
+                 const store::Projector& projector, std::size_t closed_orders_cached);
 
   // Calls `done` exactly once with the reply document: inline, or later on the store's writer
   // thread. Never waits for a commit (it may read a closed order from the database).
@@ -46,6 +48,7 @@ class RequestHandler {
   exchange::Engine& engine_;
   store::Batcher& batcher_;
   store::OrderArchive& archive_;
+  const store::Projector& projector_;
   std::size_t closed_orders_cached_;
   boost::shared_mutex engine_lock_;
   // Changed under the exclusive engine lock; atomic so health checks can read it without.

@@ -215,8 +215,8 @@ void Engine::note_closed(const std::vector<OrderId>& ids, std::uint64_t ticket) 
   for (OrderId id : ids) closed_.push_back({id, ticket});
 }
 
-void Engine::forget_closed(std::uint64_t durable_through, std::size_t keep) {
-  while (closed_.size() > keep && closed_.front().ticket <= durable_through) {
+void Engine::forget_closed(std::uint64_t readable_through, std::size_t keep) {
+  while (closed_.size() > keep && closed_.front().ticket <= readable_through) {
     orders_.erase(closed_.front().id);
     closed_.pop_front();
   }
@@ -236,6 +236,10 @@ void Engine::clear() {
   books_.clear();
   orders_.clear();
   closed_.clear();
+  // The ids of requests that failed with their batch were never shown to anyone; starting
+  // again from the stored ones keeps the live engine in step with a replay of the journal.
+  next_order_id_ = 1;
+  next_execution_id_ = 1;
 }
 
 }  // namespace exchange

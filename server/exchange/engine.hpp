@@ -45,12 +45,13 @@ class Engine {
   bool has_symbol(const std::string& symbol) const { return books_.count(symbol) != 0; }
 
   // Closed orders (filled or canceled) never change again, so memory need not keep them all:
-  // note_closed() queues those in `fx` with the ticket of the batch that makes them durable,
-  // and forget_closed() drops the oldest once they are durable and more than `keep` are
-  // queued. Queries for forgotten orders are answered from the database.
+  // note_closed() queues those in `fx` with the position (a journal seq) at which the database
+  // tables hold them, and forget_closed() drops the oldest once the tables have reached them
+  // and more than `keep` are queued. Queries for forgotten orders are answered from the
+  // database.
   static std::vector<OrderId> closed_orders(const Effects& fx);
   void note_closed(const std::vector<OrderId>& ids, std::uint64_t ticket);
-  void forget_closed(std::uint64_t durable_through, std::size_t keep);
+  void forget_closed(std::uint64_t readable_through, std::size_t keep);
   // True if `id` was assigned (it may have been forgotten since).
   bool was_assigned(OrderId id) const { return id > 0 && id < next_order_id_; }
 
@@ -64,7 +65,8 @@ class Engine {
   void load_execution(const ExecutionRow& row);
   void finish_loading();
   void set_next_ids(OrderId next_order_id, std::int64_t next_execution_id);
-  // Forgets everything but the id counters (ids are never reused within a run).
+  // Forgets everything, the id counters too: a reload continues after the stored ids, as a
+  // replay of the journal does (ids of failed requests were never shown).
   void clear();
 
   OrderId next_order_id() const { return next_order_id_; }

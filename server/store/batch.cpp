@@ -12,4 +12,20 @@ void Batch::merge(exchange::Effects&& fx) {
                     std::make_move_iterator(fx.executions.end()));
 }
 
+void Batch::merge(Batch&& later) {
+  if (empty()) {
+    *this = std::move(later);
+    return;
+  }
+  requests += later.requests;
+  symbols.merge(later.symbols);
+  for (auto& [id, row] : later.accounts) accounts[id] = std::move(row);
+  for (auto& [key, row] : later.positions) positions[key] = std::move(row);
+  for (auto& [id, row] : later.orders) orders[id] = std::move(row);
+  executions.insert(executions.end(), std::make_move_iterator(later.executions.begin()),
+                    std::make_move_iterator(later.executions.end()));
+  journal.insert(journal.end(), std::make_move_iterator(later.journal.begin()),
+                 std::make_move_iterator(later.journal.end()));
+}
+
 }  // namespace store

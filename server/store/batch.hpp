@@ -1,6 +1,7 @@
 #pragma once
 // Many requests' effects merged into one write: the last row per key wins, which is the state
 // at the moment the batch was sealed (effects are merged in engine order, under its lock).
+// The group commit writes only `journal`; the projector writes the effects later.
 #include <cstddef>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "exchange/effects.hpp"
+#include "store/journal.hpp"
 
 namespace store {
 
@@ -19,9 +21,12 @@ struct Batch {
   std::map<std::pair<std::string, std::string>, exchange::PositionRow> positions;
   std::unordered_map<exchange::OrderId, exchange::OrderRow> orders;
   std::vector<exchange::ExecutionRow> executions;
+  std::vector<JournalEntry> journal;  // in seq order
   std::size_t requests = 0;
 
   void merge(exchange::Effects&& fx);
+  // Appends a later batch: its rows supersede ours, its executions and journal follow ours.
+  void merge(Batch&& later);
   bool empty() const { return requests == 0; }
 };
 

@@ -34,12 +34,12 @@ void BatchWriter::write(const Batch& batch, std::uint64_t sequence) {
   try {
     if (!db_) {
       db_ = std::make_unique<Database>(conninfo_, timeout_);
-      db_->prepare_writes();
+      db_->prepare_journal_write();
       backend_ = db_->backend();
       if (connections_++ > 0) ++reconnects_;
     }
     connected = true;
-    db_->write(batch, mark);
+    db_->write_journal(batch, mark);
     // The watchdog may have fired just as the commit returned: the next batch reconnects.
     if (!db_->usable()) db_.reset();
   } catch (const std::exception& e) {

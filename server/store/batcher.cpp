@@ -4,8 +4,8 @@
 
 namespace store {
 
-Batcher::Batcher(WriteFn write, RecoverFn recover)
-    : write_(std::move(write)), recover_(std::move(recover)) {}
+Batcher::Batcher(WriteFn write, RecoverFn recover, CommittedFn committed)
+    : write_(std::move(write)), recover_(std::move(recover)), committed_(std::move(committed)) {}
 
 Batcher::~Batcher() { stop(); }
 
@@ -22,13 +22,21 @@ void Batcher::stop() {
   if (writer_.joinable()) writer_.join();
 }
 
-Ticket Batcher::submit(exchange::Effects&& fx) {
+Batcher::Submitted Batcher::submit(JournalEntry&& entry, exchange::Effects&& fx) {
   std::lock_guard<std::mutex> lock(mutex_);
+  entry.seq = next_seq_++;
+  const std::int64_t seq = entry.seq;
+  open_.journal.push_back(std::move(entry));
   open_.merge(std::move(fx));
   // Waking the writer costs a system call; while it is busy writing it will look at the open
   // batch anyway when it finishes.
   if (writer_idle_) wake_.notify_one();
-  return open_ticket_;
+  return {open_ticket_, seq};
+}
+
+void Batcher::set_next_seq(std::int64_t seq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  next_seq_ = seq;
 }
 
 Ticket Batcher::visible_ticket() {
@@ -138,12 +146,14 @@ void Batcher::run() {
       recover_(ticket, outcome);
       continue;
     }
+    const std::size_t requests = batch.requests;
+    if (committed_) committed_(std::move(batch));
     std::vector<std::pair<Ticket, Done>> done;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       committed_through_ = ticket;
       ++stats_.batches;
-      stats_.requests += batch.requests;
+      stats_.requests += requests;
       stats_.write_microseconds += std::chrono::duration_cast<std::chrono::microseconds>(
                                        std::chrono::steady_clock::now() - started)
                                        .count();

@@ -1,8 +1,9 @@
 #pragma once
-// Group commit. Requests merge their effects into the open batch and get its ticket; one
-// writer thread seals the open batch whenever the previous write has finished, writes it in
-// one statement, and then releases every reply waiting on that ticket. While one batch is being
-// committed the next one fills, so the more requests are in flight, the more share a commit.
+// Group commit. Requests append their journal entry (and merge their effects) into the open
+// batch and get its ticket; one writer thread seals the open batch whenever the previous write
+// has finished, writes its journal rows in one statement, hands the committed batch's effects
+// on (to the projector), and then releases every reply waiting on that ticket. While one batch is
+// being committed the next one fills, so the more requests are in flight, the more share a commit.
 //
 // If a write fails, that batch and the one that was filling behind it (whose requests saw the
 // failed batch's state) fail together, and the engine is rebuilt from the database before any
@@ -47,16 +48,27 @@ class Batcher {
   using WriteFn = std::function<void(const Batch&, Ticket)>;
   using Done = std::function<void(Outcome)>;
   using RecoverFn = std::function<void(Ticket failed, Outcome outcome)>;
+  // Runs on the writer thread after each successful write, in commit order, before the
+  // batch's replies are released.
+  using CommittedFn = std::function<void(Batch&& committed)>;
 
-  Batcher(WriteFn write, RecoverFn recover);
+  Batcher(WriteFn write, RecoverFn recover, CommittedFn committed = nullptr);
   ~Batcher();
 
   void start();
   // Writes what is pending, then stops the writer.
   void stop();
 
-  // Under the engine's exclusive lock: adds a request's effects to the open batch.
-  Ticket submit(exchange::Effects&& fx);
+  // Under the engine's exclusive lock: appends a request's journal entry, with the next journal
+  // seq (so journal order is engine order), and its effects to the open batch.
+  struct Submitted {
+    Ticket ticket;
+    std::int64_t seq;
+  };
+  Submitted submit(JournalEntry&& entry, exchange::Effects&& fx);
+  // Under the engine's exclusive lock, after the engine was (re)loaded: the next request gets
+  // journal seq `seq`.
+  void set_next_seq(std::int64_t seq);
   // Under the engine lock (shared is enough): the ticket covering every effect visible now.
   Ticket visible_ticket();
   // Under the engine lock: the open batch must not be written (the engine hit an internal
@@ -88,6 +100,8 @@ class Batcher {
 
   WriteFn write_;
   RecoverFn recover_;
+  CommittedFn committed_;
+  std::int64_t next_seq_ = 1;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   Batch open_;

@@ -6,6 +6,7 @@
 
 #include <pqxx/pqxx>
 
+#include "store/database_internal.hpp"
 #include "store/watchdog.hpp"
 
 namespace store {
@@ -15,7 +16,8 @@ using exchange::Decimal;
 
 // One statement writes a whole batch: each table's rows travel as parallel arrays (bound
 // parameters, never spliced into SQL) and are upserted by data-modifying CTEs. Upserts carry
-// final values, so replaying the same batch twice would be harmless. Foreign keys and CHECKs
+// final values and executions are inserted once, so projecting the same batch twice (a
+// reload re-projects the journal after the stored position) is harmless. Foreign keys and CHECKs
 // are verified at the end of the statement.
 const char* kWriteBatch = R"SQL(
 WITH new_symbols AS (
@@ -29,8 +31,8 @@ WITH new_symbols AS (
   SELECT * FROM unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
   ON CONFLICT (account_id, symbol) DO UPDATE
     SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
-), marker AS (
-  UPDATE commit_marker SET writer = $23, batch = $24
+), position AS (
+  UPDATE projection_position SET seq = $23
 ), order_rows AS (
   INSERT INTO orders (id, account_id, symbol, amount, limit_price, open_amount, created_at,
                       canceled_at)
@@ -42,35 +44,8 @@ WITH new_symbols AS (
 INSERT INTO executions (id, buy_order, sell_order, shares, price, executed_at)
 SELECT * FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::numeric[],
                      $21::numeric[], $22::bigint[])
+ON CONFLICT (id) DO NOTHING
 )SQL";
-
-// Builds a PostgreSQL array literal, quoting every element.
-class ArrayLiteral {
- public:
-  void add(const std::string& value) {
-    separate();
-    text_ += '"';
-    for (char c : value) {
-      if (c == '"' || c == '\\') text_ += '\\';
-      text_ += c;
-    }
-    text_ += '"';
-  }
-  void add(Decimal value) { add(value.to_string()); }
-  void add(std::int64_t value) {
-    separate();
-    text_ += std::to_string(value);
-  }
-  void add_null() {
-    separate();
-    text_ += "NULL";
-  }
-  std::string done() { return text_ + '}'; }
-
- private:
-  void separate() { text_ += text_.size() > 1 ? "," : ""; }
-  std::string text_ = "{";
-};
 
 std::optional<std::int64_t> optional_int(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
@@ -97,30 +72,6 @@ Database::Database(const std::string& conninfo, std::chrono::milliseconds timeou
 
 Database::~Database() = default;
 
-template <typename Call>
-auto Database::bounded(const char* what, std::chrono::milliseconds limit, Call&& call) {
-  if (broken_) throw pqxx::broken_connection("the connection broke earlier");
-  auto guard = Watchdog::shared().arm(conn_->sock(), limit);
-  try {
-    if constexpr (std::is_void_v<decltype(call())>) {
-      call();
-      if (guard.fired()) broken_ = true;  // it finished, but its socket is shut now
-    } else {
-      auto result = call();
-      if (guard.fired()) broken_ = true;
-      return result;
-    }
-  } catch (const std::exception& e) {
-    broken_ = true;  // whatever failed, a fresh connection is the safe next step
-    if (guard.fired_by_fire_all())
-      throw DatabaseTimeout(std::string(what) + ": cut off by the shutdown; connection closed");
-    if (guard.fired())
-      throw DatabaseTimeout(std::string(what) + ": no answer from PostgreSQL within " +
-                            std::to_string(limit.count()) + " ms; connection closed");
-    throw;
-  }
-}
-
 void Database::prepare_writes() {
   bounded("preparing the batch write", timeout_,
           [&] { conn_->prepare("write_batch", kWriteBatch); });
@@ -139,17 +90,18 @@ void Database::apply_schema(const std::string& schema_sql) {
 void Database::reset() {
   bounded("resetting", timeout_ * 10, [&] {
     pqxx::work tx(*conn_);
-    tx.exec("TRUNCATE executions, orders, positions, symbols, accounts");
+    tx.exec("TRUNCATE executions, orders, positions, symbols, accounts, journal");
+    tx.exec("UPDATE projection_position SET seq = 0");
     tx.commit();
   });
 }
 
-void Database::load(exchange::Engine& engine) {
-  // Reading the whole state takes longer than a commit, legitimately.
-  bounded("loading the state", timeout_ * 10, [&] { load_unbounded(engine); });
+std::int64_t Database::load(exchange::Engine& engine) {
+  // Reading the whole projection takes longer than a commit, legitimately.
+  return bounded("loading the state", timeout_ * 10, [&] { return load_unbounded(engine); });
 }
 
-void Database::load_unbounded(exchange::Engine& engine) {
+std::int64_t Database::load_unbounded(exchange::Engine& engine) {
   // One snapshot for all tables, so the state loaded is one the server once committed.
   pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*conn_);
   for (const auto& row : tx.exec("SELECT sym FROM symbols")) engine.load_symbol(row[0].c_str());
@@ -176,8 +128,10 @@ void Database::load_unbounded(exchange::Engine& engine) {
       "SELECT (SELECT coalesce(max(id), 0) + 1 FROM orders), "
       "       (SELECT coalesce(max(id), 0) + 1 FROM executions)");
   engine.set_next_ids(next[0].as<std::int64_t>(), next[1].as<std::int64_t>());
+  auto position = tx.exec1("SELECT seq FROM projection_position")[0].as<std::int64_t>();
   tx.commit();
   engine.finish_loading();
+  return position;
 }
 
 std::optional<exchange::OrderStatus> Database::find_order(const std::string& account,
@@ -251,7 +205,7 @@ bool Database::end_backend(const Backend& other, std::chrono::milliseconds wait)
   });
 }
 
-void Database::write(const Batch& batch, const CommitMark& mark) {
+void Database::project(const Batch& batch, std::int64_t through_seq) {
   ArrayLiteral sym;
   for (const auto& s : batch.symbols) sym.add(s);
 
@@ -296,14 +250,14 @@ void Database::write(const Batch& batch, const CommitMark& mark) {
   }
 
   // A single statement outside BEGIN/COMMIT is its own transaction: one round trip per batch.
-  bounded("committing a batch", timeout_, [&] {
+  bounded("projecting a batch", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);
     tx.exec_prepared("write_batch", sym.done(), acc_id.done(), acc_balance.done(),
                      acc_deposited.done(), pos_account.done(), pos_symbol.done(), pos_amount.done(),
                      pos_granted.done(), o_id.done(), o_account.done(), o_symbol.done(),
                      o_amount.done(), o_limit.done(), o_open.done(), o_created.done(),
                      o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(), e_shares.done(),
-                     e_price.done(), e_time.done(), mark.writer, mark.batch);
+                     e_price.done(), e_time.done(), through_seq);
   });
 }
 

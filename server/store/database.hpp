@@ -7,10 +7,12 @@
 // throws DatabaseTimeout; the connection is then dead (usable() is false) and is dropped.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <pqxx/connection>
 
@@ -54,16 +56,17 @@ class Database {
   void apply_schema(const std::string& schema_sql);
   // Deletes every account, symbol, order and execution.
   void reset();
-  // Fills an empty engine with the stored state.
-  void load(exchange::Engine& engine);
-  // Prepares the batch write; call once the schema exists.
+  // Fills an empty engine with the projection (the SQL tables) and returns the journal seq it
+  // reflects; the journal after it is still to be replayed (app::load_state does both).
+  std::int64_t load(exchange::Engine& engine);
+  // Prepares the projection write; call once the schema exists.
   void prepare_writes();
   // One stored order's status if it belongs to `account`.
   std::optional<exchange::OrderStatus> find_order(const std::string& account, exchange::OrderId id);
-  // Writes a batch in one statement, hence one transaction and one round trip, and records
-  // `mark` in commit_marker with it. Throws on failure; nothing of the batch is stored then,
-  // unless the connection broke during the commit itself: committed() tells.
-  void write(const Batch& batch, const CommitMark& mark);
+  // Projects a batch's effects into the SQL tables in one statement (one transaction, one
+  // round trip) and sets projection_position to `through_seq` with them. Idempotent: rows
+  // carry final values and executions already stored are skipped, so re-projecting is safe.
+  void project(const Batch& batch, std::int64_t through_seq);
   // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)
   bool committed(const CommitMark& mark);
 
@@ -80,10 +83,23 @@ class Database {
   // False once a call broke or timed out: the connection must be dropped.
   bool usable() const { return !broken_; }
 
+  // The journal (store/journal_sql.cpp). Prepares write_journal; call once the schema exists.
+  void prepare_journal_write();
+  // Appends the batch's journal rows and records `mark` in commit_marker, in one statement.
+  // Throws on failure; nothing is stored then, unless the connection broke during the commit
+  // itself: committed() tells.
+  void write_journal(const Batch& batch, const CommitMark& mark);
+  // Up to `limit` journal entries with seq > `after`, in seq order.
+  std::vector<JournalEntry> read_journal(std::int64_t after, std::int64_t limit);
+  // The largest journal seq (0 when empty).
+  std::int64_t last_journal_seq();
+  // Sets the session's application_name (lets tests see whether a projector is connected).
+  void set_application_name(const std::string& name);
+
  private:
   // Runs `call` under the watchdog for `limit`; marks the connection broken if it fails or
   // the watchdog fired, and turns a fired watchdog's error into DatabaseTimeout.
-  void load_unbounded(exchange::Engine& engine);
+  std::int64_t load_unbounded(exchange::Engine& engine);
   std::optional<exchange::OrderStatus> find_order_unbounded(const std::string& account,
                                                             exchange::OrderId id);
   template <typename Call>

@@ -1,6 +1,7 @@
 // The group commit's record of which batch committed last (commit_marker), read back when a
 // connection breaks during a commit: it decides between "committed after all" and "not
-// applied", so a client is never told a committed request failed.
+// applied", so a client is never told a committed request failed. The group commit writes
+// journal rows; a write PostgreSQL refuses here is one that repeats a journal seq.
 #include <chrono>
 #include <string>
 
@@ -16,12 +17,19 @@ using exchange::Decimal;
 
 namespace {
 
-store::Batch account_batch(const std::string& id, std::int64_t balance) {
+// A batch of one journal entry: creating account `id`.
+store::Batch account_batch(std::int64_t seq, const std::string& id) {
   exchange::Effects fx;
-  fx.accounts.push_back({id, Decimal::from_int(balance), Decimal::from_int(balance)});
+  fx.accounts.push_back({id, Decimal::from_int(1), Decimal::from_int(1)});
   store::Batch batch;
+  batch.journal.push_back(
+      {seq, 1700000000, 1, "<create><account id=\"" + id + "\" balance=\"1\"/></create>"});
   batch.merge(std::move(fx));
   return batch;
+}
+
+std::string journal_seqs() {
+  return query_value("SELECT coalesce(string_agg(seq::text, ',' ORDER BY seq), '') FROM journal");
 }
 
 void fresh_schema() {
@@ -34,29 +42,29 @@ void fresh_schema() {
 TEST_CASE("commit_marker names the last committed batch, and only that one", "[e2e]") {
   fresh_schema();
   store::Database db(database_url());
-  db.prepare_writes();
-  db.write(account_batch("990001", 5), {42, 7});
+  db.prepare_journal_write();
+  db.write_journal(account_batch(1, "990001"), {42, 7});
   CHECK(db.committed({42, 7}));
   CHECK_FALSE(db.committed({42, 6}));
   CHECK_FALSE(db.committed({41, 7}));
 
-  // A write PostgreSQL refuses (a negative balance breaks a CHECK) stores nothing, not even
+  // A write PostgreSQL refuses (seq 1 again breaks the primary key) stores nothing, not even
   // its mark.
-  CHECK_THROWS(db.write(account_batch("990002", -1), {42, 8}));
+  CHECK_THROWS(db.write_journal(account_batch(1, "990002"), {42, 8}));
   store::Database other(database_url());
   CHECK(other.committed({42, 7}));
   CHECK_FALSE(other.committed({42, 8}));
-  CHECK(query_value("SELECT count(*) FROM accounts WHERE id = '990002'") == "0");
-  CHECK(query_value("SELECT balance FROM accounts WHERE id = '990001'") == "5");
+  CHECK(journal_seqs() == "1");
+  CHECK(query_value("SELECT count(*) FROM journal WHERE request LIKE '%990002%'") == "0");
 }
 
 TEST_CASE("BatchWriter: a refused write is 'not applied', then the writer carries on", "[e2e]") {
   fresh_schema();
   store::BatchWriter writer(database_url(), std::chrono::seconds(2));
-  writer.write(account_batch("990011", 7), 1);
+  writer.write(account_batch(1, "990011"), 1);
   bool unknown = false, threw = false;
   try {
-    writer.write(account_batch("990012", -1), 2);
+    writer.write(account_batch(1, "990012"), 2);
   } catch (const store::CommitOutcomeUnknown&) {
     unknown = true;
   } catch (const std::exception&) {
@@ -64,8 +72,9 @@ TEST_CASE("BatchWriter: a refused write is 'not applied', then the writer carrie
   }
   CHECK(threw);  // PostgreSQL answered: certainly not applied
   CHECK_FALSE(unknown);
-  writer.write(account_batch("990013", 9), 3);  // on a fresh connection
-  CHECK(query_value("SELECT string_agg(id, ',' ORDER BY id) FROM accounts") == "990011,990013");
+  writer.write(account_batch(2, "990013"), 3);  // on a fresh connection
+  CHECK(journal_seqs() == "1,2");
+  CHECK(query_value("SELECT count(*) FROM journal WHERE request LIKE '%990012%'") == "0");
 }
 
 TEST_CASE("BatchWriter: a database that cannot be reached is 'not applied', never 'unknown'",
@@ -75,7 +84,7 @@ TEST_CASE("BatchWriter: a database that cannot be reached is 'not applied', neve
                             std::chrono::milliseconds(200));
   bool unknown = false, threw = false;
   try {
-    writer.write(account_batch("990021", 1), 1);
+    writer.write(account_batch(1, "990021"), 1);
   } catch (const store::CommitOutcomeUnknown&) {
     unknown = true;
   } catch (const std::exception&) {

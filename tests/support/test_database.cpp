@@ -1,7 +1,9 @@
 #include "support/test_database.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 namespace testing_support {
 
@@ -16,7 +18,36 @@ std::string database_url() {
 
 pqxx::connection connect_database() { return pqxx::connection(database_url()); }
 
+bool wait_for_projection(std::chrono::milliseconds at_most) {
+  auto deadline = std::chrono::steady_clock::now() + at_most;
+  auto conn = connect_database();
+  // Everything journaled when the wait starts; under load the journal keeps growing.
+  long long target = 0;
+  try {
+    pqxx::nontransaction tx(conn);
+    target = tx.exec1("SELECT coalesce(max(seq), 0) FROM journal")[0].as<long long>();
+  } catch (const std::exception&) {
+    return true;  // no journal yet: nothing to wait for
+  }
+  auto last_seen = std::chrono::steady_clock::now();
+  for (;;) {
+    pqxx::nontransaction tx(conn);
+    auto row = tx.exec1(
+        "SELECT (SELECT seq FROM projection_position), "
+        "       EXISTS (SELECT 1 FROM pg_stat_activity "
+        "               WHERE application_name = 'exchange-projector')");
+    if (row[0].as<long long>() >= target) return true;
+    // A projector reconnecting after a failed write is briefly absent; a second without one
+    // means no server is running.
+    auto now = std::chrono::steady_clock::now();
+    if (row[1].as<bool>()) last_seen = now;
+    if (now - last_seen > std::chrono::seconds(1) || now >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 std::vector<std::string> conservation_violations() {
+  wait_for_projection();
   auto conn = connect_database();
   pqxx::work tx(conn);
   std::vector<std::string> out;
@@ -49,6 +80,7 @@ std::vector<std::string> conservation_violations() {
 }
 
 std::string query_value(const std::string& sql) {
+  wait_for_projection();
   auto conn = connect_database();
   pqxx::work tx(conn);
   auto r = tx.exec1(sql);

@@ -777,7 +777,9 @@ TEST_CASE("conservation holds over a few hundred random orders and cancels",
   }
 }
 
-TEST_CASE("clear forgets state but never reuses order ids", "[engine]") {
+// A reload (clear, then the stored state) must assign the ids a replay of the journal
+// assigns, so clear() forgets the counters too; the stored ids (set_next_ids) still win.
+TEST_CASE("clear forgets state and id counters; stored ids still win", "[engine]") {
   Exchange x;
   x.account("1", "10");
   x.shares("X", "1", "1");
@@ -786,6 +788,8 @@ TEST_CASE("clear forgets state but never reuses order ids", "[engine]") {
   CHECK_FALSE(x.engine.has_account("1"));
   CHECK_FALSE(x.engine.has_symbol("X"));
   CHECK(x.engine.order_count() == 0);
+  CHECK(x.engine.next_order_id() == 1);
+  x.engine.set_next_ids(first + 1, 1);
   x.account("1", "10");
   x.shares("X", "1", "1");
   CHECK(x.order("1", "X", "1", "1") > first);

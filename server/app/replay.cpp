@@ -1,0 +1,98 @@
+#include "app/replay.hpp"
+
+#include <chrono>
+#include <future>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "app/apply.hpp"
+#include "app/log.hpp"
+#include "protocol/parse.hpp"
+
+namespace app {
+namespace {
+
+// The live server refused requests with more than --max-children children before they were
+// journaled; whatever it accepted must parse again, whatever that flag is now.
+protocol::ParseLimits replay_limits() {
+  protocol::ParseLimits limits;
+  limits.max_children = std::numeric_limits<std::size_t>::max();
+  return limits;
+}
+
+[[noreturn]] void diverged(const store::JournalEntry& entry, const std::string& why) {
+  throw std::runtime_error("journal replay diverged at seq " + std::to_string(entry.seq) + ": " +
+                           why + " (the journal and the projection do not match this server)");
+}
+
+constexpr std::int64_t kReadChunk = 10000;
+// Closed orders a replay keeps in memory once projected (the request handler applies
+// --closed-orders-cached from its first request on).
+constexpr std::size_t kClosedKept = 100000;
+// The replay waits for the projector beyond this many unprojected requests: bounds memory.
+constexpr std::size_t kMaxPendingDuringReplay = 2 * store::Projector::kWarnPending;
+
+}  // namespace
+
+void replay_entry(const store::JournalEntry& entry, exchange::Engine& engine,
+                  exchange::Effects& fx) {
+  if (engine.next_order_id() != entry.first_order_id)
+    diverged(entry, "next order id is " + std::to_string(engine.next_order_id()) +
+                        ", the live server's was " + std::to_string(entry.first_order_id));
+  static const protocol::ParseLimits limits = replay_limits();
+  protocol::Command cmd = protocol::parse(entry.request, limits);
+  if (cmd.kind == protocol::Command::Kind::Invalid)
+    diverged(entry, "the request no longer parses: " + cmd.error);
+  apply(cmd, engine, entry.at, fx);
+  if (fx.empty()) diverged(entry, "the request changed nothing");
+}
+
+Loaded load_state(store::Database& db, exchange::Engine& engine, store::Projector& projector) {
+  const auto started = std::chrono::steady_clock::now();
+  projector.discard_queue();
+  Loaded out;
+  const std::int64_t position = db.load(engine);
+  projector.set_projected(position);
+  out.last_seq = position;
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  auto last_log = std::chrono::steady_clock::now();
+  // The next chunk is read while this one is replayed (only that thread uses `db` meanwhile).
+  auto next = std::async(std::launch::async, [&db, after = out.last_seq] {
+    return db.read_journal(after, kReadChunk);
+  });
+  for (;;) {
+    auto entries = next.get();
+    if (entries.empty()) break;
+    next = std::async(std::launch::async, [&db, after = entries.back().seq] {
+      return db.read_journal(after, kReadChunk);
+    });
+    store::Batch chunk;
+    for (const store::JournalEntry& entry : entries) {
+      exchange::Effects fx;
+      replay_entry(entry, engine, fx);
+      engine.note_closed(exchange::Engine::closed_orders(fx), entry.seq);
+      chunk.merge(std::move(fx));
+    }
+    out.last_seq = entries.back().seq;
+    out.replayed += static_cast<std::int64_t>(entries.size());
+    projector.wait_pending_below(kMaxPendingDuringReplay);
+    projector.enqueue(std::move(chunk), out.last_seq);
+    engine.forget_closed(static_cast<std::uint64_t>(projector.projected_seq()), kClosedKept);
+    if (std::chrono::steady_clock::now() - last_log >= std::chrono::seconds(5)) {
+      last_log = std::chrono::steady_clock::now();
+      EXCHANGE_LOG(info) << "replaying the journal: " << out.replayed << " entries so far (seq "
+                         << out.last_seq << ")";
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXCHANGE_LOG(info) << "loaded the projection (journal seq " << position << ") in " << load_seconds
+                     << " s; replayed " << out.replayed << " journal entries in "
+                     << (out.seconds - load_seconds) << " s (next seq " << out.last_seq + 1 << ", "
+                     << engine.order_count() << " orders in memory)";
+  return out;
+}
+
+}  // namespace app

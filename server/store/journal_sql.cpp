@@ -1,0 +1,70 @@
+// The journal's SQL: the reply path's only write (one row per mutating request, in one
+// statement per group commit) and the reads of a start-up or reload replay.
+#include <pqxx/pqxx>
+
+#include "store/database.hpp"
+#include "store/database_internal.hpp"
+
+namespace store {
+namespace {
+
+// The batch's journal rows as parallel arrays, with the commit marker in the same statement:
+// one round trip, one transaction, and the marker tells a broken connection's outcome.
+const char* kWriteJournal = R"SQL(
+WITH marker AS (
+  UPDATE commit_marker SET writer = $5, batch = $6
+)
+INSERT INTO journal (seq, at, first_order_id, request)
+SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[])
+)SQL";
+
+}  // namespace
+
+void Database::prepare_journal_write() { conn_->prepare("write_journal", kWriteJournal); }
+
+void Database::write_journal(const Batch& batch, const CommitMark& mark) {
+  ArrayLiteral seq, at, first_order_id, request;
+  for (const JournalEntry& e : batch.journal) {
+    seq.add(e.seq);
+    at.add(e.at);
+    first_order_id.add(e.first_order_id);
+    request.add(e.request);
+  }
+  // A single statement outside BEGIN/COMMIT is its own transaction.
+  bounded("committing a batch", timeout_, [&] {
+    pqxx::nontransaction tx(*conn_);
+    tx.exec_prepared("write_journal", seq.done(), at.done(), first_order_id.done(), request.done(),
+                     mark.writer, mark.batch);
+  });
+}
+
+std::vector<JournalEntry> Database::read_journal(std::int64_t after, std::int64_t limit) {
+  return bounded("reading the journal", timeout_ * 10, [&] {
+    pqxx::read_transaction tx(*conn_);
+    std::vector<JournalEntry> out;
+    auto rows = tx.exec_params(
+        "SELECT seq, at, first_order_id, request FROM journal WHERE seq > $1 ORDER BY seq LIMIT $2",
+        after, limit);
+    out.reserve(rows.size());
+    for (const auto& row : rows)
+      out.push_back({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(),
+                     row[2].as<std::int64_t>(), std::string(row[3].c_str(), row[3].size())});
+    return out;
+  });
+}
+
+std::int64_t Database::last_journal_seq() {
+  return bounded("reading the journal's end", timeout_, [&] {
+    pqxx::read_transaction tx(*conn_);
+    return tx.exec1("SELECT coalesce(max(seq), 0) FROM journal")[0].as<std::int64_t>();
+  });
+}
+
+void Database::set_application_name(const std::string& name) {
+  bounded("setting application_name", timeout_, [&] {
+    pqxx::nontransaction tx(*conn_);
+    tx.exec("SET application_name TO " + tx.quote(name));
+  });
+}
+
+}  // namespace store

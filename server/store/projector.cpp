@@ -1,0 +1,172 @@
+#include "store/projector.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "app/log.hpp"
+#include "store/database.hpp"
+
+namespace store {
+
+Projector::Projector(std::string conninfo, std::chrono::milliseconds timeout,
+                     std::chrono::milliseconds delay)
+    : conninfo_(std::move(conninfo)), timeout_(timeout), delay_(delay) {}
+
+Projector::~Projector() { stop(std::chrono::seconds(0)); }
+
+void Projector::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void Projector::stop(std::chrono::seconds drain_for) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stopping_) drain_deadline_ = std::chrono::steady_clock::now() + drain_for;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  drained_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Projector::enqueue(Batch&& effects, std::int64_t through_seq) {
+  effects.journal = {};  // the payloads are in the journal already; only the rows matter here
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_requests_ += effects.requests;
+    queue_.push_back({std::move(effects), through_seq});
+    queued_.store(through_seq, std::memory_order_release);
+  }
+  wake_.notify_one();
+}
+
+void Projector::discard_queue() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ++generation_;
+  queue_.clear();
+  drained_.wait(lock, [this] { return !writing_; });
+  pending_requests_ = 0;
+}
+
+void Projector::set_projected(std::int64_t seq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  projected_.store(seq, std::memory_order_release);
+  queued_.store(seq, std::memory_order_release);
+}
+
+void Projector::wait_pending_below(std::size_t requests) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  drained_.wait(lock, [&] { return pending_requests_ < requests || stopping_; });
+}
+
+bool Projector::write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation) {
+  auto last_error_log = std::chrono::steady_clock::time_point();
+  for (int attempt = 1;; ++attempt) {
+    try {
+      if (!db_) {
+        db_ = std::make_unique<Database>(conninfo_, timeout_);
+        db_->set_application_name("exchange-projector");
+        db_->prepare_writes();
+      }
+      db_->project(batch, through_seq);
+      if (attempt > 1)
+        EXCHANGE_LOG(warn) << "projection written through journal seq " << through_seq << " after "
+                           << attempt << " attempts";
+      return true;
+    } catch (const std::exception& e) {
+      db_.reset();  // a fresh connection for the retry
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_error_log >= std::chrono::seconds(10)) {
+        EXCHANGE_LOG(error) << "projecting through journal seq " << through_seq
+                            << " failed (attempt " << attempt << "; retrying, the journal "
+                            << "holds every acknowledged request): " << e.what();
+        last_error_log = now;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (generation_ != generation) return false;
+        // Stopping: no retries (the next start replays the journal), and no drain past its end.
+        if (stopping_) return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 20) * 100));
+    }
+  }
+}
+
+void Projector::log_progress(std::chrono::steady_clock::time_point& last_log,
+                             std::int64_t& last_seq) {
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_log < std::chrono::seconds(10)) return;
+  last_log = now;
+  const std::int64_t queued = queued_seq(), projected = projected_seq();
+  if (pending_requests_ > kWarnPending) {
+    EXCHANGE_LOG(warn) << "the projection is falling behind: " << pending_requests_
+                       << " requests wait to be projected (journal seq " << queued
+                       << ", projected through " << projected << ")";
+  } else if (queued != last_seq || queued != projected) {
+    EXCHANGE_LOG(info) << "projection lag: " << (queued - projected)
+                       << " journal entries (journal seq " << queued << ", projected through "
+                       << projected << ")";
+  }
+  last_seq = queued;
+}
+
+void Projector::run() {
+  // Connect at once (tests look for the projector's connection); a failure is retried later.
+  try {
+    db_ = std::make_unique<Database>(conninfo_, timeout_);
+    db_->set_application_name("exchange-projector");
+    db_->prepare_writes();
+  } catch (const std::exception&) {
+    db_.reset();
+  }
+  auto last_log = std::chrono::steady_clock::now();
+  std::int64_t last_logged_seq = queued_seq();
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || !queue_.empty(); });
+    log_progress(last_log, last_logged_seq);
+    if (queue_.empty()) {
+      if (stopping_) return;
+      continue;
+    }
+    if (delay_.count() > 0 && !stopping_) {
+      wake_.wait_for(lock, delay_, [this] { return stopping_; });
+      if (queue_.empty()) continue;
+    }
+    // Take a bounded run of queued batches; merge them outside the lock (enqueue runs on the
+    // group commit's thread and must not wait for this).
+    std::vector<Queued> taken;
+    std::size_t requests = 0;
+    while (!queue_.empty() && requests < kMaxRequestsPerWrite) {
+      requests += queue_.front().effects.requests;
+      taken.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    const std::uint64_t generation = generation_;
+    writing_ = true;
+    lock.unlock();
+
+    Batch merged;
+    for (auto& q : taken) merged.merge(std::move(q.effects));
+    const std::int64_t through = taken.back().through_seq;
+    taken.clear();
+    bool ok = write(merged, through, generation);
+
+    lock.lock();
+    writing_ = false;
+    if (ok) {
+      projected_.store(std::max(projected_seq(), through), std::memory_order_release);
+      if (generation == generation_) pending_requests_ -= requests;
+    } else if (generation == generation_) {
+      // Stopping with PostgreSQL away: the next start replays the journal after the position.
+      EXCHANGE_LOG(warn) << "stopping with the projection at journal seq " << projected_seq()
+                         << "; the next start replays the journal after it";
+      queue_.clear();
+      pending_requests_ = 0;
+    }
+    drained_.notify_all();
+  }
+}
+
+}  // namespace store

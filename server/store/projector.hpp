@@ -1,0 +1,94 @@
+#pragma once
+// Keeps the SQL tables (accounts, positions, orders, executions) a projection of the journal,
+// off the reply path. Each committed journal batch's effects are queued here in order; one
+// thread with its own connection merges whatever has queued (the last row per key wins,
+// executions appended) and writes it in one statement together with projection_position, so
+// the tables always hold the state as of one journal seq. The journal is the truth: a failed
+// write is retried on a fresh connection, and meanwhile the projection only lags.
+//
+// The queue never blocks the reply path; past kWarnPending requests the log says so every
+// 10 s. Only a start-up or reload replay waits for it (wait_pending_below).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "store/batch.hpp"
+
+namespace store {
+
+class Database;
+
+class Projector {
+ public:
+  static constexpr std::size_t kWarnPending = 1000000;
+  // Requests merged into one write at most: bounds one statement's size.
+  // About a second of projection here (~20,000 requests/s), well inside --db-timeout-ms.
+  static constexpr std::size_t kMaxRequestsPerWrite = 20000;
+
+  // `timeout` bounds each of its PostgreSQL calls (--db-timeout-ms): a reload waits for the
+  // write in progress, so a silent connection must not hold it longer than any other call.
+  // `delay` (a test aid, 0 in production) holds each write back that long.
+  explicit Projector(std::string conninfo, std::chrono::milliseconds timeout,
+                     std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+  ~Projector();
+  Projector(const Projector&) = delete;
+  Projector& operator=(const Projector&) = delete;
+
+  void start();
+  // Writes what is queued (giving up after `drain_for` of failures: the next start replays
+  // the journal anyway), then stops the thread.
+  void stop(std::chrono::seconds drain_for = std::chrono::seconds(10));
+
+  // Queues the effects of the journal entries up to `through_seq` (in seq order).
+  void enqueue(Batch&& effects, std::int64_t through_seq);
+  // Before a reload: drops every queued batch (the replay derives them again from the journal)
+  // and waits for a write in progress to end, so the stored position stays put while the
+  // reload reads it.
+  void discard_queue();
+  // After a reload read the stored position.
+  void set_projected(std::int64_t seq);
+  // Blocks while more than `requests` requests wait to be projected (replay only).
+  void wait_pending_below(std::size_t requests);
+
+  // Every journal entry up to this seq is in the SQL tables.
+  std::int64_t projected_seq() const { return projected_.load(std::memory_order_acquire); }
+  // The last journal seq handed over.
+  std::int64_t queued_seq() const { return queued_.load(std::memory_order_acquire); }
+
+ private:
+  void run();
+  // Writes `batch` until it commits; false if abandoned (stopping past the drain deadline, or
+  // discard_queue() was called meanwhile).
+  bool write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation);
+  void log_progress(std::chrono::steady_clock::time_point& last_log, std::int64_t& last_seq);
+
+  std::string conninfo_;
+  std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds delay_;
+  std::unique_ptr<Database> db_;  // the projector thread's own
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;     // work queued, or stopping
+  std::condition_variable drained_;  // a write ended or the queue shrank
+  struct Queued {
+    Batch effects;
+    std::int64_t through_seq;
+  };
+  std::deque<Queued> queue_;
+  std::size_t pending_requests_ = 0;  // in queue_ and in the write in progress
+  bool writing_ = false;
+  std::uint64_t generation_ = 0;  // bumped by discard_queue()
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point drain_deadline_;
+  std::atomic<std::int64_t> projected_{0};
+  std::atomic<std::int64_t> queued_{0};
+  std::thread thread_;
+};
+
+}  // namespace store
