@@ -87,8 +87,11 @@ void Watchdog::run() {
       continue;
     }
     auto first = armed_.begin();
-    if (std::chrono::steady_clock::now() < first->first) {
-      wake_.wait_until(lock, first->first);
+    // A copy: wait_until reads its deadline again after waking, and meanwhile (the lock is
+    // released) a disarm may have erased the node that held it.
+    const auto deadline = first->first;
+    if (std::chrono::steady_clock::now() < deadline) {
+      wake_.wait_until(lock, deadline);
       continue;
     }
     shut(*first->second);
