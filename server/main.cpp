@@ -12,11 +12,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "app/exchange.hpp"
 #include "app/health.hpp"
-#include "app/log.hpp"
 #include "app/metrics.hpp"
-#include "app/recovery.hpp"
-#include "app/replay.hpp"
 #include "app/request_handler.hpp"
 #include "app/shutdown.hpp"
 #include "concurrency/model.hpp"
@@ -25,12 +23,10 @@
 #include "protocol/parse.hpp"
 #include "schema_sql.hpp"
 #include "store/batch_writer.hpp"
-#include "store/batcher.hpp"
 #include "store/connection_bounds.hpp"
 #include "store/database.hpp"
-#include "store/order_archive.hpp"
-#include "store/projector.hpp"
 #include "store/watchdog.hpp"
+#include "util/log.hpp"
 
 namespace po = boost::program_options;
 
@@ -168,13 +164,13 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     exit_code = 2;
     return false;
   }
-  app::LogLevel level;
-  if (!app::parse_log_level(cfg.log_level, level)) {
+  util::LogLevel level;
+  if (!util::parse_log_level(cfg.log_level, level)) {
     EXCHANGE_LOG(error) << "--log-level must be error, warn, info or debug";
     exit_code = 2;
     return false;
   }
-  app::set_log_level(level);
+  util::set_log_level(level);
   if (cfg.max_connections < 1 || cfg.max_children < 1 || cfg.read_timeout_ms < 1 ||
       cfg.max_request_bytes < 1) {
     EXCHANGE_LOG(error) << "--max-connections, --max-children, --read-timeout-ms and "
@@ -249,56 +245,36 @@ int main(int argc, char** argv) {
   cfg.db = store::with_connection_bounds(cfg.db, store::bounds_for_timeout(db_timeout));
 
   try {
-    exchange::Engine engine;
-    auto setup =
-        store::connect_with_retry(cfg.db, cfg.db_wait_seconds, &shutdown.stop_flag(), db_timeout);
-    setup->apply_schema(schema_sql(cfg));
-    if (cfg.reset) {
-      setup->reset();
-      EXCHANGE_LOG(info) << "database reset";
-    }
-    store::Projector projector(cfg.db, db_timeout,
-                               std::chrono::milliseconds(cfg.projector_delay_ms));
-    projector.start();
-    const app::Loaded loaded = app::load_state(*setup, engine, projector);
-    setup.reset();
-
-    // A broken commit's outcome is looked up for as long as one call may wait.
-    store::BatchWriter writer(cfg.db, db_timeout, db_timeout);
-    app::Recovery* recovery = nullptr;
     concurrency::ModelOptions options;
     app::Metrics& metrics = *options.metrics;
     app::Health health(cfg.db, db_timeout);
-    store::Batcher batcher(
-        [&](const store::Batch& batch, store::Ticket t) {
-          auto started = std::chrono::steady_clock::now();
-          writer.write(batch, t);
-          metrics.committed(batch.requests, std::chrono::steady_clock::now() - started);
-          health.database_answered();
-        },
-        [&](store::Ticket failed, store::Outcome outcome) {
-          metrics.commit_failed();
-          (*recovery)(batcher, failed, outcome);
-        },
-        [&projector](store::Batch&& committed) {
-          const std::int64_t through = committed.journal.back().seq;
-          projector.enqueue(std::move(committed), through);
-        });
-    batcher.set_next_seq(loaded.last_seq + 1);
-    store::OrderArchive archive(cfg.db, db_timeout);
-    app::RequestHandler handler(engine, batcher, archive, projector, cfg.closed_orders_cached);
-    handler.set_metrics(&metrics);
-    app::Recovery recover(cfg.db, engine, handler, projector, shutdown.stop_flag(), db_timeout);
-    recovery = &recover;
+    app::ExchangeOptions exchange_options;
+    exchange_options.conninfo = cfg.db;
+    exchange_options.db_timeout = db_timeout;
+    exchange_options.closed_orders_cached = cfg.closed_orders_cached;
+    exchange_options.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
+    app::Exchange exchange(exchange_options, metrics, shutdown.stop_flag(),
+                           [&health] { health.database_answered(); });
+    {
+      auto setup =
+          store::connect_with_retry(cfg.db, cfg.db_wait_seconds, &shutdown.stop_flag(), db_timeout);
+      setup->apply_schema(schema_sql(cfg));
+      if (cfg.reset) {
+        setup->reset();
+        EXCHANGE_LOG(info) << "database reset";
+      }
+      exchange.load(*setup);
+    }
+    app::RequestHandler handler(exchange, metrics);
 
     net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
     options.threads = cfg.threads;
     options.min_threads = cfg.min_threads;
     options.max_threads = cfg.max_threads;
     options.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
-    options.metrics->set_db_counters([&writer] {
+    options.metrics->set_db_counters([&exchange] {
       return app::Metrics::DbCounters{static_cast<long>(store::Watchdog::shared().timeouts()),
-                                      static_cast<long>(writer.counts().reconnects)};
+                                      static_cast<long>(exchange.write_reconnects())};
     });
     if (!cfg.metrics_path.empty()) options.metrics->start_csv(cfg.metrics_path);
     options.limits.max_request_bytes = cfg.max_request_bytes;
@@ -306,16 +282,7 @@ int main(int argc, char** argv) {
     options.limits.max_connections = cfg.max_connections;
     auto model = concurrency::find_model(cfg.model)->make(options);
 
-    metrics.set_state([&] {
-      app::Metrics::StateGauges st;
-      st.available = handler.available() ? 1 : 0;
-      st.journal_seq = static_cast<long>(projector.queued_seq());
-      st.projected_seq = static_cast<long>(projector.projected_seq());
-      // Not worth waiting for: a reload holds the lock for as long as it loads.
-      boost::shared_lock<boost::shared_mutex> lock(handler.engine_lock(), boost::try_to_lock);
-      if (lock.owns_lock()) st.orders_resting = static_cast<long>(engine.order_count());
-      return st;
-    });
+    metrics.set_state([&exchange] { return exchange.state(); });
     std::unique_ptr<net::AdminHttpServer> admin;
     if (cfg.admin_port != 0) {
       health.start();
@@ -327,7 +294,7 @@ int main(int argc, char** argv) {
               return net::HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
                                        metrics.prometheus_text()};
             if (path == "/healthz") {
-              auto st = health.status(handler.available(), shutdown.stop_flag().requested());
+              auto st = health.status(exchange.available(), shutdown.stop_flag().requested());
               return net::HttpResponse{st.healthy ? 200u : 503u, "text/plain; charset=utf-8",
                                        st.reason + "\n"};
             }
@@ -348,41 +315,23 @@ int main(int argc, char** argv) {
       }
     } stop_admin{admin, metrics};
 
-    batcher.start();
-    shutdown.set_actions([&] { model->stop(); },
-                         [&] {
-                           // Nothing more is written; every call still waiting on PostgreSQL
-                           // returns now, so its requests get their errors.
-                           writer.abandon();
-                           store::Watchdog::shared().fire_all();
-                         });
+    exchange.start();
+    shutdown.set_actions([&] { model->stop(); }, [&] { exchange.abandon(); });
     // The actions touch what is declared above: they end before it is destroyed.
     struct ActionsEnd {
       app::Shutdown& s;
       ~ActionsEnd() { s.finished(); }
     } actions_end{shutdown};
     EXCHANGE_LOG(info) << "serving on " << cfg.bind << ":" << listener.port() << " with model "
-                       << cfg.model << " (" << engine.order_count()
-                       << " orders loaded, next order id " << engine.next_order_id() << ")";
+                       << cfg.model << " (" << exchange.order_count()
+                       << " orders loaded, next order id " << exchange.next_order_id() << ")";
     if (!shutdown.stop_flag().requested()) model->run(listener, handler);
-    batcher.stop();
     // What the projector has not written yet is in the journal: the next start replays it. A
     // forced shutdown (the database silent) does not wait for it at all.
-    projector.stop(shutdown.forced() ? std::chrono::seconds(0) : std::chrono::seconds(5));
+    exchange.stop(shutdown.forced());
     shutdown.finished();
     options.metrics->stop();
-    auto stats = batcher.stats();
-    EXCHANGE_LOG(info) << "stopped after " << stats.requests << " requests in " << stats.batches
-                       << " commits (mean "
-                       << (stats.batches ? stats.requests / double(stats.batches) : 0.0)
-                       << " requests and "
-                       << (stats.batches ? stats.write_microseconds / 1000.0 / stats.batches : 0.0)
-                       << " ms per commit)";
-    auto counts = writer.counts();
-    EXCHANGE_LOG(info) << "database: " << store::Watchdog::shared().timeouts()
-                       << " calls cut off by --db-timeout-ms, " << counts.broken_commits
-                       << " commits on a broken connection, " << counts.reconnects
-                       << " write reconnects, " << recover.reloads() << " state reloads";
+    EXCHANGE_LOG(info) << "stopped after " << exchange.summary();
   } catch (const std::exception& e) {
     if (shutdown.stop_flag().requested()) {
       EXCHANGE_LOG(warn) << "stopped before serving: " << e.what();

@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "app/log.hpp"
 #include "store/database.hpp"
+#include "util/log.hpp"
 
 namespace app {
 namespace {

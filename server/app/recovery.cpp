@@ -1,21 +1,26 @@
-#include "app/recovery.hpp"
-
+// What happens when a group commit fails (PostgreSQL restarted or went silent, disk full, a bug
+// caught by a CHECK): the requests that could have seen the lost batch get errors at once, the
+// exchange answers "unavailable" instead of serving state the database does not have, and the
+// engine is rebuilt from PostgreSQL as soon as it answers again. Memory and database never
+// disagree. A shutdown request ends the rebuilding loop: the server then stays unavailable
+// until it exits.
 #include <algorithm>
 #include <chrono>
 #include <mutex>
 
-#include "app/log.hpp"
+#include "app/exchange.hpp"
 #include "app/replay.hpp"
 #include "store/database.hpp"
+#include "util/log.hpp"
 
 namespace app {
 
-void Recovery::operator()(store::Batcher& batcher, store::Ticket failed, store::Outcome outcome) {
+void Exchange::recover(store::Ticket failed, store::Outcome outcome) {
   std::vector<std::function<void()>> failed_requests;
   {
-    std::unique_lock<boost::shared_mutex> lock(handler_.engine_lock());
-    failed_requests = batcher.fail_open_batch(failed, outcome);
-    handler_.set_available(false);
+    std::unique_lock<boost::shared_mutex> lock(engine_lock_);
+    failed_requests = batcher_.fail_open_batch(failed, outcome);
+    available_ = false;
   }
   // Their errors go out now, not after the database is back.
   for (auto& reply : failed_requests) reply();
@@ -34,12 +39,12 @@ void Recovery::operator()(store::Batcher& batcher, store::Ticket failed, store::
       return;
     }
     try {
-      store::Database db(conninfo_, timeout_);
-      std::unique_lock<boost::shared_mutex> lock(handler_.engine_lock());
+      store::Database db(options_.conninfo, options_.db_timeout);
+      std::unique_lock<boost::shared_mutex> lock(engine_lock_);
       engine_.clear();
       // The projection, then the journal after it; the projector's queue is re-derived.
-      batcher.set_next_seq(load_state(db, engine_, projector_).last_seq + 1);
-      handler_.set_available(true);
+      batcher_.set_next_seq(load_state(db, engine_, closed_, projector_).last_seq + 1);
+      available_ = true;
       ++reloads_;
       auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - started);

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "app/apply.hpp"
-#include "app/log.hpp"
 #include "protocol/parse.hpp"
+#include "util/log.hpp"
 
 namespace app {
 namespace {
@@ -27,9 +27,6 @@ protocol::ParseLimits replay_limits() {
 }
 
 constexpr std::int64_t kReadChunk = 10000;
-// Closed orders a replay keeps in memory once projected (the request handler applies
-// --closed-orders-cached from its first request on).
-constexpr std::size_t kClosedKept = 100000;
 // The replay waits for the projector beyond this many unprojected requests: bounds memory.
 constexpr std::size_t kMaxPendingDuringReplay = 2 * store::Projector::kWarnPending;
 
@@ -48,9 +45,11 @@ void replay_entry(const store::JournalEntry& entry, exchange::Engine& engine,
   if (fx.empty()) diverged(entry, "the request changed nothing");
 }
 
-Loaded load_state(store::Database& db, exchange::Engine& engine, store::Projector& projector) {
+Loaded load_state(store::Database& db, exchange::Engine& engine, ClosedOrders& closed,
+                  store::Projector& projector) {
   const auto started = std::chrono::steady_clock::now();
   projector.discard_queue();
+  closed.clear();
   Loaded out;
   const std::int64_t position = db.load(engine);
   projector.set_projected(position);
@@ -73,14 +72,14 @@ Loaded load_state(store::Database& db, exchange::Engine& engine, store::Projecto
     for (const store::JournalEntry& entry : entries) {
       exchange::Effects fx;
       replay_entry(entry, engine, fx);
-      engine.note_closed(exchange::Engine::closed_orders(fx), entry.seq);
+      closed.note(exchange::Engine::closed_orders(fx), entry.seq);
       chunk.merge(std::move(fx));
     }
     out.last_seq = entries.back().seq;
     out.replayed += static_cast<std::int64_t>(entries.size());
     projector.wait_pending_below(kMaxPendingDuringReplay);
     projector.enqueue(std::move(chunk), out.last_seq);
-    engine.forget_closed(static_cast<std::uint64_t>(projector.projected_seq()), kClosedKept);
+    closed.forget_projected(engine, projector.projected_seq());
     if (std::chrono::steady_clock::now() - last_log >= std::chrono::seconds(5)) {
       last_log = std::chrono::steady_clock::now();
       EXCHANGE_LOG(info) << "replaying the journal: " << out.replayed << " entries so far (seq "

@@ -5,6 +5,7 @@
 // state the server had; each entry's first_order_id checks that it does.
 #include <cstdint>
 
+#include "app/closed_orders.hpp"
 #include "exchange/effects.hpp"
 #include "exchange/engine.hpp"
 #include "store/database.hpp"
@@ -26,8 +27,9 @@ struct Loaded {
 
 // Fills an empty engine: discards the projector's queue, loads the projection, replays the
 // journal after its position, and hands the replay's effects to the projector so the tables
-// catch up. Waits for the projector only if very far behind (start-up or reload, never the
-// reply path). Logs progress.
-Loaded load_state(store::Database& db, exchange::Engine& engine, store::Projector& projector);
+// catch up; `closed` is emptied and refilled with the replay's closed orders. Waits for the
+// projector only if very far behind. Logs progress.
+Loaded load_state(store::Database& db, exchange::Engine& engine, ClosedOrders& closed,
+                  store::Projector& projector);
 
 }  // namespace app

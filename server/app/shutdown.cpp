@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "app/log.hpp"
+#include "util/log.hpp"
 
 namespace app {
 

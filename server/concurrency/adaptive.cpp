@@ -130,7 +130,7 @@ class AdaptiveSizer : public Sizer {
 }  // namespace
 
 std::unique_ptr<RunPolicy> run_on_adaptive_pool(const ModelOptions& options,
-                                                app::RequestHandler& handler) {
+                                                app::Handler& handler) {
   unsigned ceiling = std::max(1u, options.max_threads);
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   unsigned floor = std::clamp(std::max(options.min_threads, cores), 1u, ceiling);

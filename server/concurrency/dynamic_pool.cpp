@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "app/log.hpp"
+#include "util/log.hpp"
 
 namespace concurrency {
 

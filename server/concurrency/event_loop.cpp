@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "app/log.hpp"
+#include "util/log.hpp"
 
 namespace concurrency {
 

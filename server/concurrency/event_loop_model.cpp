@@ -1,9 +1,9 @@
 // The one model skeleton behind reactor, per-request, pool, fotp and adaptive: an EventLoop
 // that frames requests on one thread, a RunPolicy that runs them, the LoopStopper that lets
 // stop() reach the loop, and the gauges the metrics read.
-#include "app/log.hpp"
 #include "concurrency/event_loop.hpp"
 #include "concurrency/run_policy.hpp"
+#include "util/log.hpp"
 
 namespace concurrency {
 namespace {
@@ -13,7 +13,7 @@ class EventLoopModel : public Model {
   EventLoopModel(const ModelOptions& options, RunPolicyFactory make_policy)
       : options_(options), make_policy_(std::move(make_policy)) {}
 
-  void run(net::Listener& listener, app::RequestHandler& handler) override {
+  void run(net::Listener& listener, app::Handler& handler) override {
     app::Metrics& metrics = *options_.metrics;
     std::unique_ptr<RunPolicy> policy = make_policy_(options_, handler);
     EventLoop loop(listener, options_.limits,

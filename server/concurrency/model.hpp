@@ -1,14 +1,14 @@
 #pragma once
 // A concurrency model decides which threads accept connections, read requests, run the
-// handler and write replies. Every model serves the same RequestHandler; an event-loop model is
+// handler and write replies. Every model serves the same app::Handler; an event-loop model is
 // a RunPolicy (run_policy.hpp) plus one line in models.cpp.
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "app/handler.hpp"
 #include "app/metrics.hpp"
-#include "app/request_handler.hpp"
 #include "net/framing.hpp"
 #include "net/listener.hpp"
 
@@ -31,7 +31,7 @@ class Model {
  public:
   virtual ~Model() = default;
   // Serves connections until stop(); returns once every accepted request is answered.
-  virtual void run(net::Listener& listener, app::RequestHandler& handler) = 0;
+  virtual void run(net::Listener& listener, app::Handler& handler) = 0;
   // Stops accepting and lets run() return. Thread-safe; called from the signal thread.
   virtual void stop() = 0;
 };

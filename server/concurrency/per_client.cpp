@@ -9,11 +9,11 @@
 
 #include <boost/thread/thread.hpp>
 
-#include "app/log.hpp"
 #include "concurrency/model.hpp"
 #include "concurrency/run_request.hpp"
 #include "concurrency/thread_set.hpp"
 #include "net/blocking_connection.hpp"
+#include "util/log.hpp"
 
 namespace concurrency {
 namespace {
@@ -22,7 +22,7 @@ class PerClient : public Model {
  public:
   explicit PerClient(const ModelOptions& options) : options_(options) {}
 
-  void run(net::Listener& listener, app::RequestHandler& handler) override {
+  void run(net::Listener& listener, app::Handler& handler) override {
     app::Metrics& metrics = *options_.metrics;
     metrics.set_gauges([this] {
       app::Metrics::Gauges g;
@@ -79,7 +79,7 @@ class PerClient : public Model {
                          << " already open (--max-connections); " << n << " refused so far";
   }
 
-  void serve(int fd, app::RequestHandler& handler, app::Metrics& metrics) {
+  void serve(int fd, app::Handler& handler, app::Metrics& metrics) {
     net::serve_blocking(fd, options_.limits,
                         [this, &handler, &metrics](const std::string& payload) {
                           metrics.arrival();

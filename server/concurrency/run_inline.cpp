@@ -12,7 +12,7 @@ namespace {
 
 class RunInline : public RunPolicy {
  public:
-  RunInline(const ModelOptions& options, app::RequestHandler& handler)
+  RunInline(const ModelOptions& options, app::Handler& handler)
       : options_(options), handler_(handler) {}
 
   void run(Job job) override {
@@ -30,13 +30,13 @@ class RunInline : public RunPolicy {
 
  private:
   const ModelOptions& options_;
-  app::RequestHandler& handler_;
+  app::Handler& handler_;
   std::atomic<int> in_handler_{0};
 };
 
 }  // namespace
 
-std::unique_ptr<RunPolicy> run_inline(const ModelOptions& options, app::RequestHandler& handler) {
+std::unique_ptr<RunPolicy> run_inline(const ModelOptions& options, app::Handler& handler) {
   return std::make_unique<RunInline>(options, handler);
 }
 

@@ -1,18 +1,18 @@
 // per-request: every request gets a new thread that runs it and exits. The thread's creation
 // cost is paid on every request, and under load the number of threads is the number of
 // requests being handled, with no bound (seeds 000 and 004 measure exactly that).
-#include "app/log.hpp"
 #include "concurrency/run_policy.hpp"
 #include "concurrency/run_request.hpp"
 #include "concurrency/thread_set.hpp"
 #include "net/framing.hpp"
+#include "util/log.hpp"
 
 namespace concurrency {
 namespace {
 
 class RunOnNewThread : public RunPolicy {
  public:
-  RunOnNewThread(const ModelOptions& options, app::RequestHandler& handler)
+  RunOnNewThread(const ModelOptions& options, app::Handler& handler)
       : options_(options), handler_(handler) {}
 
   void run(Job job) override {
@@ -36,14 +36,13 @@ class RunOnNewThread : public RunPolicy {
 
  private:
   const ModelOptions& options_;
-  app::RequestHandler& handler_;
+  app::Handler& handler_;
   ThreadSet threads_;
 };
 
 }  // namespace
 
-std::unique_ptr<RunPolicy> run_on_new_thread(const ModelOptions& options,
-                                             app::RequestHandler& handler) {
+std::unique_ptr<RunPolicy> run_on_new_thread(const ModelOptions& options, app::Handler& handler) {
   return std::make_unique<RunOnNewThread>(options, handler);
 }
 

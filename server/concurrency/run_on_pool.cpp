@@ -9,9 +9,9 @@
 
 #include <boost/thread/thread.hpp>
 
-#include "app/log.hpp"
 #include "concurrency/run_request.hpp"
 #include "concurrency/sizer.hpp"
+#include "util/log.hpp"
 
 namespace concurrency {
 namespace {
@@ -19,8 +19,8 @@ namespace {
 class RunOnPool : public RunPolicy {
  public:
   // `sizer` null: a fixed pool of `limits.min_threads` == `limits.max_threads` threads.
-  RunOnPool(const ModelOptions& options, app::RequestHandler& handler,
-            const DynamicPool::Limits& limits, unsigned initial, std::unique_ptr<Sizer> sizer)
+  RunOnPool(const ModelOptions& options, app::Handler& handler, const DynamicPool::Limits& limits,
+            unsigned initial, std::unique_ptr<Sizer> sizer)
       : options_(options),
         handler_(handler),
         sizer_(std::move(sizer)),
@@ -94,7 +94,7 @@ class RunOnPool : public RunPolicy {
   }
 
   const ModelOptions& options_;
-  app::RequestHandler& handler_;
+  app::Handler& handler_;
   const std::unique_ptr<Sizer> sizer_;
   const bool scan_;      // request classes or child counts are needed
   const bool runqueue_;  // the sizer wants each task's run-queue wait
@@ -107,15 +107,13 @@ class RunOnPool : public RunPolicy {
 
 }  // namespace
 
-std::unique_ptr<RunPolicy> run_on_fixed_pool(const ModelOptions& options,
-                                             app::RequestHandler& handler) {
+std::unique_ptr<RunPolicy> run_on_fixed_pool(const ModelOptions& options, app::Handler& handler) {
   DynamicPool::Limits limits;
   limits.min_threads = limits.max_threads = std::max(1u, options.threads);
   return std::make_unique<RunOnPool>(options, handler, limits, limits.min_threads, nullptr);
 }
 
-std::unique_ptr<RunPolicy> run_on_sized_pool(const ModelOptions& options,
-                                             app::RequestHandler& handler,
+std::unique_ptr<RunPolicy> run_on_sized_pool(const ModelOptions& options, app::Handler& handler,
                                              std::unique_ptr<Sizer> sizer) {
   DynamicPool::Limits limits;
   limits.max_threads = std::max(1u, options.max_threads);

@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "app/handler.hpp"
 #include "app/metrics.hpp"
-#include "app/request_handler.hpp"
 #include "concurrency/model.hpp"
 #include "net/async_connection.hpp"
 
@@ -36,13 +36,13 @@ class RunPolicy {
 };
 
 using RunPolicyFactory =
-    std::function<std::unique_ptr<RunPolicy>(const ModelOptions&, app::RequestHandler&)>;
+    std::function<std::unique_ptr<RunPolicy>(const ModelOptions&, app::Handler&)>;
 
-std::unique_ptr<RunPolicy> run_inline(const ModelOptions&, app::RequestHandler&);
-std::unique_ptr<RunPolicy> run_on_new_thread(const ModelOptions&, app::RequestHandler&);
-std::unique_ptr<RunPolicy> run_on_fixed_pool(const ModelOptions&, app::RequestHandler&);
-std::unique_ptr<RunPolicy> run_on_fotp_pool(const ModelOptions&, app::RequestHandler&);
-std::unique_ptr<RunPolicy> run_on_adaptive_pool(const ModelOptions&, app::RequestHandler&);
+std::unique_ptr<RunPolicy> run_inline(const ModelOptions&, app::Handler&);
+std::unique_ptr<RunPolicy> run_on_new_thread(const ModelOptions&, app::Handler&);
+std::unique_ptr<RunPolicy> run_on_fixed_pool(const ModelOptions&, app::Handler&);
+std::unique_ptr<RunPolicy> run_on_fotp_pool(const ModelOptions&, app::Handler&);
+std::unique_ptr<RunPolicy> run_on_adaptive_pool(const ModelOptions&, app::Handler&);
 
 // The model that serves connections with an EventLoop and runs requests by `policy`.
 std::unique_ptr<Model> make_event_loop_model(const ModelOptions& options, RunPolicyFactory policy);

@@ -10,14 +10,14 @@
 
 #include <boost/thread/future.hpp>
 
-#include "app/log.hpp"
 #include "net/framing.hpp"
 #include "protocol/request_shape.hpp"
+#include "util/log.hpp"
 
 namespace concurrency {
 
-std::chrono::nanoseconds run_request(app::RequestHandler& handler, const ModelOptions& options,
-                                     std::string_view payload, app::RequestHandler::Reply done,
+std::chrono::nanoseconds run_request(app::Handler& handler, const ModelOptions& options,
+                                     std::string_view payload, app::Handler::Reply done,
                                      int children) {
   auto start = std::chrono::steady_clock::now();
   if (options.simulated_io_ms_per_child > 0) {
@@ -45,7 +45,7 @@ std::chrono::nanoseconds run_request(app::RequestHandler& handler, const ModelOp
   return took;
 }
 
-std::string run_request_blocking(app::RequestHandler& handler, const ModelOptions& options,
+std::string run_request_blocking(app::Handler& handler, const ModelOptions& options,
                                  std::string_view payload) {
   boost::promise<std::string> reply;
   boost::unique_future<std::string> future = reply.get_future();

@@ -9,19 +9,19 @@
 #include <string>
 #include <string_view>
 
-#include "app/request_handler.hpp"
+#include "app/handler.hpp"
 #include "concurrency/model.hpp"
 
 namespace concurrency {
 
 // `children` is the request's child count if the caller already scanned it (scan_request),
 // or -1 to scan here when simulated I/O needs it.
-std::chrono::nanoseconds run_request(app::RequestHandler& handler, const ModelOptions& options,
-                                     std::string_view payload, app::RequestHandler::Reply done,
+std::chrono::nanoseconds run_request(app::Handler& handler, const ModelOptions& options,
+                                     std::string_view payload, app::Handler::Reply done,
                                      int children = -1);
 
 // The same, then waits for the reply (for models whose thread owns the connection).
-std::string run_request_blocking(app::RequestHandler& handler, const ModelOptions& options,
+std::string run_request_blocking(app::Handler& handler, const ModelOptions& options,
                                  std::string_view payload);
 
 // Nanoseconds the calling thread has spent runnable but waiting for a CPU, from

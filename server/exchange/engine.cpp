@@ -211,15 +211,9 @@ std::vector<OrderId> Engine::closed_orders(const Effects& fx) {
   return ids;
 }
 
-void Engine::note_closed(const std::vector<OrderId>& ids, std::uint64_t ticket) {
-  for (OrderId id : ids) closed_.push_back({id, ticket});
-}
-
-void Engine::forget_closed(std::uint64_t readable_through, std::size_t keep) {
-  while (closed_.size() > keep && closed_.front().ticket <= readable_through) {
-    orders_.erase(closed_.front().id);
-    closed_.pop_front();
-  }
+void Engine::forget(OrderId id) {
+  auto it = orders_.find(id);
+  if (it != orders_.end() && !it->second.is_open()) orders_.erase(it);
 }
 
 void Engine::finish_loading() {
@@ -235,7 +229,6 @@ void Engine::clear() {
   accounts_.clear();
   books_.clear();
   orders_.clear();
-  closed_.clear();
   // The ids of requests that failed with their batch were never shown to anyone; starting
   // again from the stored ones keeps the live engine in step with a replay of the journal.
   next_order_id_ = 1;

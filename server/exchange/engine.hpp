@@ -1,10 +1,9 @@
 #pragma once
 // The matching engine: accounts, positions and one order book per symbol, all in memory.
-// Pure and single-threaded: callers serialise access (the request handler holds a lock). Every
+// Pure and single-threaded: callers serialise access (app::Exchange holds a lock). Every
 // mutating call appends the rows it changed to an Effects, which the store makes durable.
 // It knows nothing of sockets, XML or SQL.
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,14 +43,11 @@ class Engine {
   const Account* account(const std::string& id) const;
   bool has_symbol(const std::string& symbol) const { return books_.count(symbol) != 0; }
 
-  // Closed orders (filled or canceled) never change again, so memory need not keep them all:
-  // note_closed() queues those in `fx` with the position (a journal seq) at which the database
-  // tables hold them, and forget_closed() drops the oldest once the tables have reached them
-  // and more than `keep` are queued. Queries for forgotten orders are answered from the
-  // database.
+  // The orders `fx` closed (filled or canceled): they never change again, so a cache above
+  // the engine may drop them from memory with forget() once they are stored elsewhere.
   static std::vector<OrderId> closed_orders(const Effects& fx);
-  void note_closed(const std::vector<OrderId>& ids, std::uint64_t ticket);
-  void forget_closed(std::uint64_t readable_through, std::size_t keep);
+  // Drops a closed order from memory (a no-op for an open or unknown one).
+  void forget(OrderId id);
   // True if `id` was assigned (it may have been forgotten since).
   bool was_assigned(OrderId id) const { return id > 0 && id < next_order_id_; }
 
@@ -83,11 +79,6 @@ class Engine {
   std::unordered_map<std::string, Account> accounts_;
   std::unordered_map<std::string, OrderBook> books_;
   std::unordered_map<OrderId, Order> orders_;
-  struct Closed {
-    OrderId id;
-    std::uint64_t ticket;
-  };
-  std::deque<Closed> closed_;
   OrderId next_order_id_ = 1;
   std::int64_t next_execution_id_ = 1;
 };

@@ -5,7 +5,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include "app/log.hpp"
+#include "util/log.hpp"
 
 namespace net {
 namespace {

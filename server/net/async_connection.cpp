@@ -1,6 +1,6 @@
 #include "net/async_connection.hpp"
 
-#include "app/log.hpp"
+#include "util/log.hpp"
 
 namespace net {
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "app/log.hpp"
+#include "util/log.hpp"
 
 namespace store {
 

@@ -1,6 +1,6 @@
 #include "store/batcher.hpp"
 
-#include "app/log.hpp"
+#include "util/log.hpp"
 
 namespace store {
 

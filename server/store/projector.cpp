@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "app/log.hpp"
 #include "store/database.hpp"
+#include "util/log.hpp"
 
 namespace store {
 
@@ -56,7 +56,15 @@ void Projector::set_projected(std::int64_t seq) {
 
 void Projector::wait_pending_below(std::size_t requests) {
   std::unique_lock<std::mutex> lock(mutex_);
-  drained_.wait(lock, [&] { return pending_requests_ < requests || stopping_; });
+  drained_.wait(lock, [&] { return pending_requests_ < requests || stopping_ || waits_released_; });
+}
+
+void Projector::release_waits() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    waits_released_ = true;
+  }
+  drained_.notify_all();
 }
 
 bool Projector::write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation) {

@@ -6,8 +6,9 @@
 // the tables always hold the state as of one journal seq. The journal is the truth: a failed
 // write is retried on a fresh connection, and meanwhile the projection only lags.
 //
-// The queue never blocks the reply path; past kWarnPending requests the log says so every
-// 10 s. Only a start-up or reload replay waits for it (wait_pending_below).
+// Past kWarnPending requests the log says so every 10 s. The queue is bounded by whoever feeds
+// it: app::Exchange pauses its commits while the projection lags too far (wait_pending_below),
+// and so does a start-up or reload replay.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -26,7 +27,7 @@ class Database;
 
 class Projector {
  public:
-  static constexpr std::size_t kWarnPending = 1000000;
+  static constexpr std::size_t kWarnPending = 250000;
   // Requests merged into one write at most: bounds one statement's size.
   // About a second of projection here (~20,000 requests/s), well inside --db-timeout-ms.
   static constexpr std::size_t kMaxRequestsPerWrite = 20000;
@@ -53,8 +54,11 @@ class Projector {
   void discard_queue();
   // After a reload read the stored position.
   void set_projected(std::int64_t seq);
-  // Blocks while more than `requests` requests wait to be projected (replay only).
+  // Blocks while more than `requests` requests wait to be projected, until stop() or
+  // release_waits().
   void wait_pending_below(std::size_t requests);
+  // A forced shutdown: every wait_pending_below() returns now and later ones do not block.
+  void release_waits();
 
   // Every journal entry up to this seq is in the SQL tables.
   std::int64_t projected_seq() const { return projected_.load(std::memory_order_acquire); }
@@ -85,6 +89,7 @@ class Projector {
   bool writing_ = false;
   std::uint64_t generation_ = 0;  // bumped by discard_queue()
   bool stopping_ = false;
+  bool waits_released_ = false;
   std::chrono::steady_clock::time_point drain_deadline_;
   std::atomic<std::int64_t> projected_{0};
   std::atomic<std::int64_t> queued_{0};

@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "app/closed_orders.hpp"
+
 namespace Catch {
 template <>
 struct StringMaker<exchange::Decimal> {
@@ -806,6 +808,8 @@ TEST_CASE("closed orders can be forgotten once durable", "[engine][archive]") {
   x.fx = Effects();
   OrderId sell = x.order("S", "X", "-10", "5");  // 1, rests
   CHECK(Engine::closed_orders(x.fx).empty());
+  x.engine.forget(sell);  // an open order is never forgotten
+  CHECK(x.engine.holds_order(sell));
   x.fx = Effects();
   OrderId buy = x.order("B", "X", "4", "5");  // 2, filled at once; 1 still open
   CHECK(Engine::closed_orders(x.fx) == std::vector<OrderId>{buy});
@@ -822,23 +826,27 @@ TEST_CASE("closed orders can be forgotten once durable", "[engine][archive]") {
   CHECK(x.engine.was_assigned(sweep));
   CHECK_FALSE(x.engine.was_assigned(sweep + 1));
 
-  x.engine.note_closed({buy}, 10);
-  x.engine.note_closed({rest}, 11);
-  x.engine.note_closed({sell, sweep}, 12);
-  // Not yet durable: kept.
-  x.engine.forget_closed(9, 0);
+  // The cache above the engine forgets closed orders once the projection holds them.
+  app::ClosedOrders cache(0);
+  cache.note({buy}, 10);
+  cache.note({rest}, 11);
+  cache.note({sell, sweep}, 12);
+  // Not yet projected: kept.
+  cache.forget_projected(x.engine, 9);
   CHECK(x.engine.order_count() == 4);
-  // Durable through ticket 11, keep none: the first two go.
-  x.engine.forget_closed(11, 0);
+  // Projected through seq 11, keep none: the first two go.
+  cache.forget_projected(x.engine, 11);
   CHECK_FALSE(x.engine.holds_order(buy));
   CHECK_FALSE(x.engine.holds_order(rest));
   CHECK(x.engine.holds_order(sell));
   CHECK(x.engine.find_own_order("B", buy) == nullptr);
   CHECK(x.engine.was_assigned(buy));  // still known to have existed
   // Keep at least 1 of the queued closed orders.
-  x.engine.forget_closed(12, 1);
+  app::ClosedOrders keep_one(1);
+  keep_one.note({sell, sweep}, 12);
+  keep_one.forget_projected(x.engine, 12);
   CHECK(x.engine.order_count() == 1);
-  x.engine.forget_closed(12, 0);
+  cache.forget_projected(x.engine, 12);
   CHECK(x.engine.order_count() == 0);
 
   // Forgotten orders cannot be canceled, and trading goes on with fresh ids.

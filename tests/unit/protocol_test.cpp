@@ -952,9 +952,9 @@ TEST_CASE("queries of forgotten closed orders are left for the database", "[prot
   setup(s);
   s.send(transactions("2", order("X", "-10", "5")));                        // order 1
   s.send(transactions("1", order("X", "10", "5") + order("X", "1", "1")));  // 2 fills 1; 3 rests
-  // Orders 1 and 2 are closed; once durable (ticket 1) the engine may drop them.
-  s.engine.note_closed({1, 2}, 1);
-  s.engine.forget_closed(1, 0);
+  // Orders 1 and 2 are closed; once projected the exchange may drop them from the engine.
+  s.engine.forget(1);
+  s.engine.forget(2);
   REQUIRE_FALSE(s.engine.holds_order(1));
   REQUIRE_FALSE(s.engine.holds_order(2));
   REQUIRE(s.engine.holds_order(3));

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-namespace app {
+namespace util {
 
 enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 
@@ -37,10 +37,10 @@ class LogLine {
   std::ostringstream out_;
 };
 
-}  // namespace app
+}  // namespace util
 
 // A for loop rather than if/else, so the macro is safe in an unbraced if.
-#define EXCHANGE_LOG(level)                                                                    \
-  for (bool exchange_log_once = ::app::log_enabled(::app::LogLevel::level); exchange_log_once; \
-       exchange_log_once = false)                                                              \
-  ::app::LogLine(::app::LogLevel::level)
+#define EXCHANGE_LOG(level)                                                                      \
+  for (bool exchange_log_once = ::util::log_enabled(::util::LogLevel::level); exchange_log_once; \
+       exchange_log_once = false)                                                                \
+  ::util::LogLine(::util::LogLevel::level)

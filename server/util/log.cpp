@@ -1,10 +1,10 @@
-#include "app/log.hpp"
+#include "util/log.hpp"
 
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 
-namespace app {
+namespace util {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::info)};
@@ -50,4 +50,4 @@ void log_line(LogLevel level, const std::string& message) {
   std::fflush(stderr);
 }
 
-}  // namespace app
+}  // namespace util

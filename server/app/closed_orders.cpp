@@ -1,0 +1,16 @@
+#include "app/closed_orders.hpp"
+
+namespace app {
+
+void ClosedOrders::note(const std::vector<exchange::OrderId>& ids, std::int64_t seq) {
+  for (exchange::OrderId id : ids) queue_.push_back({id, seq});
+}
+
+void ClosedOrders::forget_projected(exchange::Engine& engine, std::int64_t projected_through) {
+  while (queue_.size() > keep_ && queue_.front().seq <= projected_through) {
+    engine.forget(queue_.front().id);
+    queue_.pop_front();
+  }
+}
+
+}  // namespace app

@@ -1,0 +1,39 @@
+#pragma once
+// Closed orders (filled or canceled) never change again, so memory need not keep them all. This
+// queues each closed order with the journal seq at which the SQL tables hold it, and drops the
+// oldest from the engine once the projection has reached them and more than `keep` are
+// queued; queries for dropped orders are answered from the tables. Memory stays flat however
+// long the server runs. Not thread-safe: used under the engine's exclusive lock.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "exchange/engine.hpp"
+
+namespace app {
+
+class ClosedOrders {
+ public:
+  explicit ClosedOrders(std::size_t keep) : keep_(keep) {}
+
+  // Closed orders (exchange::Engine::closed_orders), readable from the tables once journal
+  // entry `seq` is projected.
+  void note(const std::vector<exchange::OrderId>& ids, std::int64_t seq);
+  // Drops the oldest queued orders from `engine` while more than `keep` are queued and the
+  // projection holds them (`projected_through`).
+  void forget_projected(exchange::Engine& engine, std::int64_t projected_through);
+  // The engine was emptied: nothing queued refers to it any more.
+  void clear() { queue_.clear(); }
+  std::size_t size() const { return queue_.size(); }
+
+ private:
+  struct Closed {
+    exchange::OrderId id;
+    std::int64_t seq;
+  };
+  std::size_t keep_;
+  std::deque<Closed> queue_;
+};
+
+}  // namespace app

@@ -1,0 +1,125 @@
+#pragma once
+// The durability core, behind one submit(): the engine and its lock, whether it may serve, the
+// group commit of the journal, the projector that keeps the SQL tables, the cache of closed
+// orders, the archive that answers for the orders it dropped, and recovery after a failed
+// commit. The rules it keeps:
+//   - a result is shown only once every journal entry it reflects is committed;
+//   - the engine never keeps anything the journal does not have: a failed commit fails every
+//     request that could have seen it, and the engine is rebuilt from the database (the
+//     projection, then the journal after it) before anything else is served;
+//   - the projection lags the journal by at most kMaxProjectionLag entries, so a restart
+//     replays a bounded journal.
+// It knows nothing of XML or sockets: it takes parsed commands and hands back results.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <boost/thread/shared_mutex.hpp>
+
+#include "app/apply.hpp"
+#include "app/closed_orders.hpp"
+#include "app/metrics.hpp"
+#include "exchange/engine.hpp"
+#include "protocol/command.hpp"
+#include "protocol/result.hpp"
+#include "store/batch_writer.hpp"
+#include "store/batcher.hpp"
+#include "store/database.hpp"
+#include "store/order_archive.hpp"
+#include "store/projector.hpp"
+#include "store/stop_flag.hpp"
+
+namespace app {
+
+struct ExchangeOptions {
+  std::string conninfo;
+  // Bounds every PostgreSQL call (--db-timeout-ms); a broken commit's outcome is looked up for
+  // as long.
+  std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
+  // Closed orders kept in memory for queries (--closed-orders-cached).
+  std::size_t closed_orders_cached = 100000;
+  // Test aid: holds every projection write back this long (0 in production).
+  std::chrono::milliseconds projector_delay{0};
+};
+
+class Exchange {
+ public:
+  // Commits pause while the projection is this many journal entries behind: a restart then
+  // replays at most this many (about 20 s here), and memory for queued effects stays bounded.
+  static constexpr std::size_t kMaxProjectionLag = 1000000;
+
+  // How a submitted request ended.
+  enum class Outcome {
+    Durable,        // the result may be shown: everything it reflects is committed
+    Unavailable,    // the engine is being rebuilt; nothing was applied
+    InternalError,  // applying it failed inside the engine; nothing is kept
+    NotApplied,     // its commit failed; nothing is stored, safe to retry
+    Unknown,        // the connection broke during its commit and the outcome is not known
+  };
+  // `prepare` runs at once on the submitting thread with the result (render it there: the
+  // commit thread must stay free); `send` runs exactly once with the outcome and what prepare
+  // returned (empty unless Durable): at once, or later on the commit thread.
+  using Prepare = std::function<std::string(const protocol::Result&)>;
+  using Send = std::function<void(Outcome, std::string prepared)>;
+
+  // `on_commit` runs after each successful commit (health: the database answered).
+  Exchange(ExchangeOptions options, Metrics& metrics, const store::StopFlag& stop,
+           std::function<void()> on_commit = nullptr);
+  ~Exchange();
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
+  // Start-up: starts the projector and fills the engine from `db` (the projection, then the
+  // journal after it).
+  void load(store::Database& db);
+  // Starts committing.
+  void start();
+  // Applies a valid command (never Invalid) and answers through `prepare` and `send`.
+  void submit(const protocol::Command& cmd, std::string_view payload, const Prepare& prepare,
+              Send send);
+  // Commits what is pending and stops. The projector gets up to 5 s to catch up unless
+  // `forced` (what it has not written is in the journal: the next start replays it).
+  void stop(bool forced);
+  // The shutdown's grace period is over: nothing more is committed, every wait on PostgreSQL
+  // ends now, and the requests still waiting get their errors. Thread-safe.
+  void abandon();
+
+  // Any thread, no lock (for /healthz, which must not wait behind a reload).
+  bool available() const { return available_.load(); }
+  // For /metrics; never waits for the engine lock (a reload may hold it for long).
+  Metrics::StateGauges state();
+  std::uint64_t write_reconnects() const { return writer_.counts().reconnects; }
+  exchange::OrderId next_order_id();
+  std::size_t order_count();
+  // What it did, for the log at exit.
+  std::string summary() const;
+
+ private:
+  // The group commit's RecoverFn (recovery.cpp): fails what could have seen batch `failed`,
+  // serves "unavailable" and rebuilds the engine until it succeeds or the server stops.
+  void recover(store::Ticket failed, store::Outcome outcome);
+  // Completes <status> items of orders only the database still holds.
+  void complete_from_archive(const std::string& account, Applied& applied);
+
+  ExchangeOptions options_;
+  Metrics& metrics_;
+  const store::StopFlag& stop_;
+  std::function<void()> on_commit_;
+  exchange::Engine engine_;
+  // Exclusive for changes, shared for read-only requests; a reload holds it exclusively.
+  boost::shared_mutex engine_lock_;
+  // Changed under the exclusive lock; atomic so health checks can read it without.
+  std::atomic<bool> available_{true};
+  ClosedOrders closed_;  // under the exclusive lock
+  store::Projector projector_;
+  store::BatchWriter writer_;
+  store::OrderArchive archive_;
+  std::atomic<std::uint64_t> reloads_{0};
+  // Last: its thread uses everything above, so it is destroyed (stopped) first.
+  store::Batcher batcher_;
+};
+
+}  // namespace app
