@@ -55,6 +55,7 @@ struct Config {
   std::string admin_bind = "127.0.0.1";
   unsigned db_timeout_ms = 5000;
   unsigned shutdown_grace_ms = 10000;
+  std::int64_t journal_keep = 0;    // 0: keep the whole journal
   unsigned projector_delay_ms = 0;  // hidden test aid
 };
 
@@ -84,7 +85,9 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
                        "most threads of the self-sizing pools (fotp, adaptive)")(
       "metrics", po::value(&cfg.metrics_path),
       "write one CSV row per second to this file: time, arrivals, completions, mean and p99 "
-      "service ms, threads, busy threads, queue length, open connections, RSS KiB, pool target")(
+      "service ms, threads, busy threads, queue length, open connections, RSS KiB, pool target, "
+      "database timeouts and reconnects, projection lag (journal entries not yet in the "
+      "tables)")(
       "log-level", po::value(&cfg.log_level)->default_value(cfg.log_level),
       "error | warn | info | debug (debug shows every pool resize)")(
       "simulated-io-ms-per-child",
@@ -122,6 +125,10 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "after SIGINT/SIGTERM, how long in-flight requests may take to commit; then the rest get "
       "an error. Exit status: 0 if everything drained, 3 if requests had to be failed, 1 on a "
       "fatal error, 2 on bad flags")(
+      "journal-keep", po::value(&cfg.journal_keep)->default_value(cfg.journal_keep),
+      "journal entries to keep once the SQL tables hold their effects: older ones are deleted "
+      "as the projection advances, so the journal stops growing (restarts need only the "
+      "entries after the projection). 0 keeps the whole journal, every request ever accepted")(
       "closed-orders-cached",
       po::value(&cfg.closed_orders_cached)->default_value(cfg.closed_orders_cached),
       "closed orders kept in memory for queries; older ones are read from the database, so "
@@ -180,6 +187,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   }
   if (cfg.admin_port > 65535) {
     EXCHANGE_LOG(error) << "--admin-port must be at most 65535";
+    exit_code = 2;
+    return false;
+  }
+  if (cfg.journal_keep < 0) {
+    EXCHANGE_LOG(error) << "--journal-keep must be 0 (keep everything) or more";
     exit_code = 2;
     return false;
   }
@@ -252,6 +264,7 @@ int main(int argc, char** argv) {
     exchange_options.conninfo = cfg.db;
     exchange_options.db_timeout = db_timeout;
     exchange_options.closed_orders_cached = cfg.closed_orders_cached;
+    exchange_options.journal_keep = cfg.journal_keep;
     exchange_options.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
     app::Exchange exchange(exchange_options, metrics, shutdown.stop_flag(),
                            [&health] { health.database_answered(); });

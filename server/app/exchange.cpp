@@ -19,7 +19,8 @@ Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopF
       stop_(stop),
       on_commit_(std::move(on_commit)),
       closed_(options_.closed_orders_cached),
-      projector_(options_.conninfo, options_.db_timeout, options_.projector_delay),
+      projector_(options_.conninfo, options_.db_timeout, options_.journal_keep,
+                 options_.projector_delay),
       writer_(options_.conninfo, options_.db_timeout, options_.db_timeout),
       archive_(options_.conninfo, options_.db_timeout),
       batcher_(

@@ -41,6 +41,9 @@ struct ExchangeOptions {
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   // Closed orders kept in memory for queries (--closed-orders-cached).
   std::size_t closed_orders_cached = 100000;
+  // Projected journal entries kept beyond the newest this many are deleted (--journal-keep;
+  // 0 keeps the whole journal).
+  std::int64_t journal_keep = 0;
   // Test aid: holds every projection write back this long (0 in production).
   std::chrono::milliseconds projector_delay{0};
 };

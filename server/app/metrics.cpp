@@ -147,7 +147,8 @@ void Metrics::start_csv(const std::string& path) {
   out_.open(path, std::ios::out | std::ios::trunc);
   if (!out_) throw std::runtime_error("cannot write --metrics " + path);
   out_ << "time,arrivals,completions,mean_service_ms,p99_service_ms,threads,busy_threads,"
-          "queue_length,open_connections,rss_kb,target_threads,db_timeouts,db_reconnects\n"
+          "queue_length,open_connections,rss_kb,target_threads,db_timeouts,db_reconnects,"
+          "projection_lag\n"
        << std::flush;
   // Counts start with the first row's second.
   arrivals_.store(0);
@@ -207,10 +208,12 @@ void Metrics::write_row() {
   std::uint64_t arrivals = arrivals_.exchange(0, std::memory_order_relaxed);
   Gauges g;
   DbCounters db;
+  StateGauges st;
   {
     std::lock_guard<std::mutex> lock(gauges_mutex_);
     if (gauges_) g = gauges_();
     if (db_counters_) db = db_counters_();
+    if (state_) st = state_();
   }
   std::int64_t mean = 0, p99 = 0;
   if (!samples.empty()) {
@@ -235,6 +238,7 @@ void Metrics::write_row() {
   field(out_, g.target);
   field(out_, db.timeouts);
   field(out_, db.reconnects);
+  field(out_, st.journal_seq >= 0 && st.projected_seq >= 0 ? st.journal_seq - st.projected_seq : -1);
   out_ << '\n' << std::flush;
 }
 

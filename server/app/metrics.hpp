@@ -4,7 +4,8 @@
 // gauges that apply to it; a writer thread appends one CSV row per second:
 //
 //   time,arrivals,completions,mean_service_ms,p99_service_ms,threads,busy_threads,
-//   queue_length,open_connections,rss_kb,target_threads,db_timeouts,db_reconnects
+//   queue_length,open_connections,rss_kb,target_threads,db_timeouts,db_reconnects,
+//   projection_lag
 //
 // time is Unix seconds; arrivals and completions are counts over the last second (so the
 // arrival column is λ); service times are the time in the worker/handler (simulated I/O
@@ -12,7 +13,8 @@
 // sampled when the row is written and empty where the model has no such thing (the reactor
 // has no queue, only the dynamic pools have a target size). db_timeouts (PostgreSQL calls cut
 // off by --db-timeout-ms) and db_reconnects (new write connections after a broken one) count
-// since the start.
+// since the start. projection_lag: journal entries committed but not yet in the SQL tables
+// (app::Exchange pauses commits at kMaxProjectionLag).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>

@@ -91,6 +91,9 @@ class Database {
   void write_journal(const Batch& batch, const CommitMark& mark);
   // Up to `limit` journal entries with seq > `after`, in seq order.
   std::vector<JournalEntry> read_journal(std::int64_t after, std::int64_t limit);
+  // Deletes the journal entries up to `through_seq` that the projection already holds; returns
+  // how many went.
+  std::int64_t trim_journal(std::int64_t through_seq);
   // The largest journal seq (0 when empty).
   std::int64_t last_journal_seq();
   // Sets the session's application_name (lets tests see whether a projector is connected).

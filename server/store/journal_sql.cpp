@@ -60,6 +60,18 @@ std::int64_t Database::last_journal_seq() {
   });
 }
 
+std::int64_t Database::trim_journal(std::int64_t through_seq) {
+  return bounded("trimming the journal", timeout_, [&] {
+    pqxx::work tx(*conn_);
+    // Never past the projection: those entries are all a restart has to rebuild from.
+    auto r = tx.exec_params(
+        "DELETE FROM journal WHERE seq <= least($1, (SELECT seq FROM projection_position))",
+        through_seq);
+    tx.commit();
+    return static_cast<std::int64_t>(r.affected_rows());
+  });
+}
+
 void Database::set_application_name(const std::string& name) {
   bounded("setting application_name", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);

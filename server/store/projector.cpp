@@ -9,8 +9,11 @@
 namespace store {
 
 Projector::Projector(std::string conninfo, std::chrono::milliseconds timeout,
-                     std::chrono::milliseconds delay)
-    : conninfo_(std::move(conninfo)), timeout_(timeout), delay_(delay) {}
+                     std::int64_t journal_keep, std::chrono::milliseconds delay)
+    : conninfo_(std::move(conninfo)),
+      timeout_(timeout),
+      journal_keep_(journal_keep),
+      delay_(delay) {}
 
 Projector::~Projector() { stop(std::chrono::seconds(0)); }
 
@@ -101,6 +104,25 @@ bool Projector::write(const Batch& batch, std::int64_t through_seq, std::uint64_
   }
 }
 
+void Projector::trim_journal(std::int64_t projected_through) {
+  // In chunks: one DELETE per 1,000 entries keeps each statement short and the cost off the
+  // reply path (the projector has its own connection).
+  constexpr std::int64_t kTrimEvery = 1000;
+  if (journal_keep_ <= 0 || !db_) return;
+  const std::int64_t through = projected_through - journal_keep_;
+  if (through < trimmed_through_ + kTrimEvery) return;
+  try {
+    const std::int64_t deleted = db_->trim_journal(through);
+    trimmed_through_ = through;
+    EXCHANGE_LOG(debug) << "journal trimmed through seq " << through << " (" << deleted
+                        << " entries deleted)";
+  } catch (const std::exception& e) {
+    db_.reset();
+    EXCHANGE_LOG(warn) << "trimming the journal through seq " << through
+                       << " failed (retried later): " << e.what();
+  }
+}
+
 void Projector::log_progress(std::chrono::steady_clock::time_point& last_log,
                              std::int64_t& last_seq) {
   auto now = std::chrono::steady_clock::now();
@@ -160,6 +182,7 @@ void Projector::run() {
     const std::int64_t through = taken.back().through_seq;
     taken.clear();
     bool ok = write(merged, through, generation);
+    if (ok) trim_journal(through);
 
     lock.lock();
     writing_ = false;

@@ -34,8 +34,11 @@ class Projector {
 
   // `timeout` bounds each of its PostgreSQL calls (--db-timeout-ms): a reload waits for the
   // write in progress, so a silent connection must not hold it longer than any other call.
-  // `delay` (a test aid, 0 in production) holds each write back that long.
+  // `journal_keep`: once projected, journal entries older than the newest `journal_keep` are
+  // deleted (0 keeps the whole journal). `delay` (a test aid, 0 in production) holds each
+  // write back that long.
   explicit Projector(std::string conninfo, std::chrono::milliseconds timeout,
+                     std::int64_t journal_keep = 0,
                      std::chrono::milliseconds delay = std::chrono::milliseconds(0));
   ~Projector();
   Projector(const Projector&) = delete;
@@ -70,10 +73,15 @@ class Projector {
   // Writes `batch` until it commits; false if abandoned (stopping past the drain deadline, or
   // discard_queue() was called meanwhile).
   bool write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation);
+  // Deletes projected journal entries beyond `journal_keep`, a chunk at a time; a failure
+  // only postpones it.
+  void trim_journal(std::int64_t projected_through);
   void log_progress(std::chrono::steady_clock::time_point& last_log, std::int64_t& last_seq);
 
   std::string conninfo_;
   std::chrono::milliseconds timeout_;
+  std::int64_t journal_keep_;
+  std::int64_t trimmed_through_ = 0;  // the projector thread's
   std::chrono::milliseconds delay_;
   std::unique_ptr<Database> db_;  // the projector thread's own
 

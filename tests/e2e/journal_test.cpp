@@ -180,3 +180,30 @@ TEST_CASE("journal: replaying the whole journal into an empty engine gives the l
   CHECK(compared == 10);
   CHECK(server.stop() == 0);
 }
+
+TEST_CASE("journal: --journal-keep trims projected entries and a restart still has everything",
+          "[e2e][journal]") {
+  const long long keep = 50;
+  ServerProcess server(
+      {"--concurrency", "reactor", "--reset", "--journal-keep", std::to_string(keep)});
+  create_traders(server.port(), 950, 8, "T");
+  RandomTraders traders(server.port(), 8, 950, 8, "T", 9090);
+  // Enough entries for several trims (one per 1,000 projected entries beyond the kept ones).
+  for (int i = 0; i < 200 && value_now("SELECT coalesce(max(seq), 0) FROM journal") < 4000; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto acked = traders.stop();
+  REQUIRE(value_now("SELECT coalesce(max(seq), 0) FROM journal") >= 4000);
+  REQUIRE(wait_for_projection());
+  // Trimmed behind the projection in chunks of 1,000, keeping at least `keep` entries.
+  const long long projected = value("SELECT seq FROM projection_position");
+  const long long first = value_now("SELECT coalesce(min(seq), 0) FROM journal");
+  CHECK(first >= projected - keep - 1000);
+  CHECK(first <= projected - keep + 1);
+  CHECK(value_now("SELECT count(*) FROM journal") == projected - first + 1);
+
+  server.kill();
+  server.restart();
+  CHECK(missing_orders(server.port(), acked).empty());
+  check_projection_complete();
+  CHECK(server.stop() == 0);
+}
