@@ -9,6 +9,7 @@ namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::info)};
 std::mutex g_mutex;
+std::atomic<const char*> g_program{"exchange-server"};
 
 const char* level_name(LogLevel level) {
   switch (level) {
@@ -44,9 +45,12 @@ bool log_enabled(LogLevel level) {
   return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);
 }
 
+void set_log_program(const char* name) { g_program.store(name, std::memory_order_relaxed); }
+
 void log_line(LogLevel level, const std::string& message) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  std::fprintf(stderr, "exchange-server: %s: %s\n", level_name(level), message.c_str());
+  std::fprintf(stderr, "%s: %s: %s\n", g_program.load(std::memory_order_relaxed), level_name(level),
+               message.c_str());
   std::fflush(stderr);
 }
 

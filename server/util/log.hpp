@@ -16,8 +16,12 @@ enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 bool parse_log_level(const std::string& name, LogLevel& level);
 void set_log_level(LogLevel level);
 bool log_enabled(LogLevel level);
-// Writes "exchange-server: LEVEL: message" and a newline.
+// Writes "PROGRAM: LEVEL: message" and a newline.
 void log_line(LogLevel level, const std::string& message);
+// The PROGRAM of every line ("exchange-server" unless set): exchange-floor sets its own, so
+// the two are told apart when a benchmark runs both. Call before starting threads; `name`
+// must outlive them (a string literal).
+void set_log_program(const char* name);
 
 // Collects one line and writes it when destroyed.
 class LogLine {
