@@ -1,0 +1,43 @@
+#include "floor/floor_handler.hpp"
+
+#include <ctime>
+#include <utility>
+
+#include "exchange/effects.hpp"
+#include "net/framing.hpp"
+
+namespace floor_server {
+
+std::string FloorHandler::committed_reply(std::int64_t seq) {
+  // Built by hand rather than by protocol::render: rendering is part of what the server does
+  // and the floor leaves out. About the length of the server's reply to one order.
+  return "<results><opened sym=\"FLOOR\" amount=\"1\" limit=\"1\" id=\"" + std::to_string(seq) +
+         "\"/></results>";
+}
+
+void FloorHandler::handle(std::string_view payload, Reply done) {
+  // No engine, so no engine lock: Batcher::submit assigns the seq under its own mutex, which
+  // is all the ordering a journal of opaque payloads needs. first_order_id 0 marks a floor row
+  // (the engine's ids start at 1), so an exchange-server replaying this journal refuses it.
+  const std::int64_t now = std::time(nullptr);
+  auto entry = batcher_.submit({0, now, 0, std::string(payload)}, exchange::Effects{});
+  batcher_.when_durable(
+      entry.ticket, [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
+        // The same three answers as the server's: only a committed row is acknowledged.
+        switch (outcome) {
+          case store::Outcome::Committed:
+            return done(committed_reply(seq));
+          case store::Outcome::NotApplied:
+            return done(net::framing_error_reply(
+                "Internal error: the request was not journaled (the database write failed); it is "
+                "safe to retry"));
+          case store::Outcome::Unknown:
+            return done(net::framing_error_reply(
+                "Internal error: the database connection broke while this request was being "
+                "committed, and the database could not be asked whether it was; check before "
+                "retrying"));
+        }
+      });
+}
+
+}  // namespace floor_server
