@@ -2,7 +2,7 @@
 """Throughput benchmark: the table of the throughput issue, measured and printed.
 
     scripts/benchmark.py [--seconds 10] [--soak-minutes 10] [--quick] [--db URL] [--only TEXT]
-                         [--server PATH[,PATH...]]
+                         [--server PATH[,PATH...]] [--no-floor] [--repeat N] [--bin DIR]
 
 Every case starts exchange-server (build/bin) on a fresh database (--reset) in the model
 named in the table, runs `exchange-client bench` on the same machine (workload: 200 accounts
@@ -21,12 +21,29 @@ group commit).
 Without --db a private PostgreSQL is started in .local/bench-pg (scripts/local-pg.sh).
 --server runs each throughput case once per listed server binary, one after the other (e.g. a
 build of another commit beside this one, for before/after figures from the same run).
+
+The durable floor: for the cases the throughput issue compares with it ("persistent sessions,
+1 order/request, 64 clients": at least 0.8 of the floor and p99 <= 5 ms; "1 order/request,
+1 request/connection, 16 clients": at least 0.9 of the floor), exchange-floor (build/bin) runs
+right after the server, with the same concurrency model and the same bench arguments, on a
+database of its own (exchange_floor, on the same cluster, --reset). The floor is the server's
+framing, connection handling, concurrency model and group commit (one journal row per request,
+one transaction per batch, synchronous_commit on) with no XML parsing and no matching: what a
+durable request/reply costs on this machine. Three more lines follow the server's row and its
+CPU split: the floor's requests/s and p99, its CPU split (the "floor" column is the
+exchange-floor process), and the ratio server/floor with its target (ok/MISSED), which counts
+among the targets. On a shared machine only a ratio from the same run means anything.
+--repeat N alternates server and floor N times for those cases, prints every round, and
+judges the server's row and the ratio by their medians. --no-floor skips the floor.
+--bin DIR takes exchange-server, exchange-floor and exchange-client from DIR (default
+build/bin).
 """
 import argparse
 import json
 import os
 import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,10 +52,19 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "writeup"))
-from study.procs import CLK_TCK, Postgres  # noqa: E402  (the study's CPU accounting)
-SERVER = os.path.join(ROOT, "build", "bin", "exchange-server")
-CLIENT = os.path.join(ROOT, "build", "bin", "exchange-client")
-PORT = 24555
+from study.procs import CLK_TCK, Postgres, free_port  # noqa: E402  (the study's CPU accounting)
+BIN = os.path.join(ROOT, "build", "bin")
+SERVER = os.path.join(BIN, "exchange-server")
+CLIENT = os.path.join(BIN, "exchange-client")
+FLOOR = os.path.join(BIN, "exchange-floor")
+PORT = 24555  # main() picks a free one: other checkouts may be benchmarking on this machine
+FLOOR_DB = "exchange_floor"  # the floor's own database: it writes a journal table of its own
+
+# Cases compared with the durable floor: name -> (least server/floor ratio, most server p99 ms).
+FLOOR_TARGETS = {
+    "persistent sessions, 1 order/request, 64 clients": (0.8, 5.0),
+    "1 order/request, 1 request/connection, 16 clients": (0.9, None),
+}
 
 
 def start_server(db, model, pin=None, extra=(), server=None):
@@ -46,20 +72,46 @@ def start_server(db, model, pin=None, extra=(), server=None):
            "--reset", "--log-level", "warn", *extra]
     if pin:
         cmd = ["taskset", "-c", pin] + cmd
-    proc = subprocess.Popen(cmd)
+    return wait_listening(subprocess.Popen(cmd), "the server")
+
+
+def start_floor(db, model):
+    """exchange-floor in the server's place (same port, same model), on its own database."""
+    return wait_listening(subprocess.Popen([FLOOR, "--port", str(PORT), "--bind", "127.0.0.1", "--db", db,
+                                            "--concurrency", model, "--reset", "--log-level", "warn"]),
+                          "exchange-floor")
+
+
+def wait_listening(proc, what):
     for _ in range(200):
+        if proc.poll() is not None:
+            raise SystemExit(f"benchmark: {what} exited with status {proc.returncode} before listening")
         try:
             socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
             return proc
         except OSError:
             time.sleep(0.05)
     proc.kill()
-    raise SystemExit("benchmark: the server did not start")
+    raise SystemExit(f"benchmark: {what} did not start")
 
 
 def stop_server(proc):
     proc.terminate()
     proc.wait()
+
+
+def measure(proc, seconds, bargs, pg, label="server", dbname=None):
+    """One bench run against a started server (or floor), which it stops: (report, CpuSplit)."""
+    split = CpuSplit(pg, proc.pid, label, dbname)
+    try:
+        rep = bench(seconds, bargs)
+        # The CPU counters cover the warm-up too: count its orders (or created items).
+        served = max(rep["ok"] + rep["rejected"], 1)
+        split.finish(rep["items"] + rep["warmup_requests"] * rep["items"] / served)
+    finally:
+        stop_server(proc)
+    split.commits_after_stop()
+    return rep, split
 
 
 def bench(seconds, args):
@@ -83,23 +135,26 @@ def children_cpu_s():
 
 
 class CpuSplit:
-    """CPU of server, PostgreSQL and load generator over one case, and PostgreSQL's commits."""
+    """CPU of server, PostgreSQL and load generator over one case, and PostgreSQL's commits.
 
-    def __init__(self, pg, server_pid):
-        self.pg, self.pid = pg, server_pid
+    `label` names the served process's column ("floor" for exchange-floor), `dbname` the
+    database whose commits are counted (default: the URL's)."""
+
+    def __init__(self, pg, server_pid, label="server", dbname=None):
+        self.pg, self.pid, self.label, self.dbname = pg, server_pid, label, dbname or pg.dbname
         self.t0 = time.monotonic()
         self.srv0, self.pg0, self.cli0 = process_cpu_s(server_pid), pg.cpu_seconds() or 0, children_cpu_s()
-        self.commits0 = pg.commits([pg.dbname]) or 0
+        self.commits0 = pg.commits([self.dbname]) or 0
 
     def finish(self, orders):
         wall = time.monotonic() - self.t0
         srv = process_cpu_s(self.pid) - self.srv0  # before the server stops
         pgcpu = (self.pg.cpu_seconds() or 0) - self.pg0
         cli = children_cpu_s() - self.cli0
-        self.wall, self.orders, self.cpu = wall, orders, {"server": srv, "postgres": pgcpu, "client": cli}
+        self.wall, self.orders, self.cpu = wall, orders, {self.label: srv, "postgres": pgcpu, "client": cli}
 
     def commits_after_stop(self):
-        self.commits = (self.pg.commits([self.pg.dbname]) or 0) - self.commits0
+        self.commits = (self.pg.commits([self.dbname]) or 0) - self.commits0
 
     def line(self):
         n = max(self.orders, 1)
@@ -140,20 +195,75 @@ def main():
     ap.add_argument("--db", help="database URL (default: private PostgreSQL in .local/bench-pg)")
     ap.add_argument("--only", help="run only cases whose name contains this text")
     ap.add_argument("--server", help="comma-separated server binaries to compare (default: build/bin)")
+    ap.add_argument("--no-floor", action="store_true", help="skip the durable floor (exchange-floor) runs")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="alternate server and floor this many times in the floor cases; medians judged")
+    ap.add_argument("--bin", help="directory of exchange-server, exchange-floor, exchange-client (default build/bin)")
     args = ap.parse_args()
     seconds = 2 if args.quick else args.seconds
     soak = 0.5 if args.quick else args.soak_minutes
+    global PORT, SERVER, CLIENT, FLOOR
+    PORT = free_port()
+    if args.bin:
+        SERVER, CLIENT, FLOOR = (os.path.join(args.bin, b) for b in ("exchange-server", "exchange-client",
+                                                                      "exchange-floor"))
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    if not args.no_floor and not os.access(FLOOR, os.X_OK):
+        ap.error(f"{FLOOR} is missing: build it (target exchange-floor) or pass --no-floor")
 
     db = args.db or subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start",
                                     os.path.join(ROOT, ".local", "bench-pg"), "25888"],
                                    check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     rows = []
     pg = Postgres(db)
+    floor_db = None if args.no_floor else pg.ensure_database(FLOOR_DB)
 
-    def report(name, model, value, unit, target, detail, ok):
-        rows.append((name, model, value, unit, target, detail, ok))
+    def report(name, model, value, unit, target, detail, ok, counted=True):
+        if counted:
+            rows.append((name, model, value, unit, target, detail, ok))
         print(f"{name:<55} {model:<9} {value:>10} {unit:<9} target {target:<9} {'ok' if ok else 'MISSED'}  {detail}",
               flush=True)
+
+    def server_row(name, model, unit, target, value, p99, errors, counted=True, note=""):
+        ok = value >= target and (not name.startswith("1 order") or p99 <= 10)
+        report(name, model, f"{value:,.0f}", unit, f">={target:,}", f"p99 {p99:.2f} ms, errors {errors}{note}", ok,
+               counted)
+
+    def floor_case(name, model, bargs, unit, target, binary):
+        """Server and floor alternately, --repeat times; then the server's row and the ratio."""
+        least, p99_max = FLOOR_TARGETS[name]
+        rounds = []
+        for i in range(args.repeat):
+            rep, split = measure(start_server(db, model, server=binary), seconds, bargs, pg)
+            tag = f" [round {i + 1}/{args.repeat}]" if args.repeat > 1 else ""
+            p99 = rep["latency_ms"]["p99"]
+            errors = rep["error_replies"] + rep["connection_errors"]
+            # With one round this is the usual row; with more, every round is shown and the
+            # medians below are what counts.
+            server_row(name, model, unit, target, rep["throughput_items_ps"], p99, errors,
+                       counted=args.repeat == 1, note=tag)
+            print(split.line(), flush=True)
+            frep, fsplit = measure(start_floor(floor_db, model), seconds, bargs, pg, "floor", FLOOR_DB)
+            print(f"{'  floor (exchange-floor, same model and bench)':<55} {model:<9} "
+                  f"{frep['throughput_items_ps']:>10,.0f} {'req/s':<9} p99 {frep['latency_ms']['p99']:.2f} ms, "
+                  f"errors {frep['error_replies'] + frep['connection_errors']}{tag}", flush=True)
+            print(fsplit.line(), flush=True)
+            rounds.append((rep["throughput_items_ps"], p99, errors, frep["throughput_items_ps"]))
+        values = [r[0] for r in rounds]
+        p99s = [r[1] for r in rounds]
+        ratios = [r[0] / r[3] if r[3] else 0.0 for r in rounds]
+        if args.repeat > 1:
+            server_row(name, model, unit, target, statistics.median(values), statistics.median(p99s),
+                       sum(r[2] for r in rounds), note=f" (medians of {args.repeat} rounds)")
+        ratio, p99 = statistics.median(ratios), statistics.median(p99s)
+        ok = ratio >= least and (p99_max is None or p99 <= p99_max)
+        want = f">={least}" + (f", p99<={p99_max:g} ms" if p99_max is not None else "")
+        detail = (f"{statistics.median(values):,.0f} vs {statistics.median(r[3] for r in rounds):,.0f}/s"
+                  + (f", server p99 {p99:.2f} ms" if p99_max is not None else ""))
+        if args.repeat > 1:
+            detail += f"; median of {', '.join(f'{r:.2f}' for r in ratios)}"
+        report("  server / floor", model, f"{ratio:.2f}x", "of floor", want, detail, ok)
 
     print(f"benchmark: {seconds} s per case; machine: {os.cpu_count()} cores, "
           f"{open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}")
@@ -163,21 +273,12 @@ def main():
             continue
         if len(servers) > 1:
             print(f"server: {binary}", flush=True)
-        server = start_server(db, model, server=binary)
-        split = CpuSplit(pg, server.pid)
-        try:
-            rep = bench(seconds, bargs)
-            # The CPU counters cover the warm-up too: count its orders (or created items).
-            served = max(rep["ok"] + rep["rejected"], 1)
-            split.finish(rep["items"] + rep["warmup_requests"] * rep["items"] / served)
-        finally:
-            stop_server(server)
-        split.commits_after_stop()
-        value = rep["throughput_items_ps"]
-        p99 = rep["latency_ms"]["p99"]
-        ok = value >= target and (not name.startswith("1 order") or p99 <= 10)
-        report(name, model, f"{value:,.0f}", unit, f">={target:,}", f"p99 {p99:.2f} ms, errors "
-               f"{rep['error_replies'] + rep['connection_errors']}", ok)
+        if floor_db and name in FLOOR_TARGETS:
+            floor_case(name, model, bargs, unit, target, binary)
+            continue
+        rep, split = measure(start_server(db, model, server=binary), seconds, bargs, pg)
+        server_row(name, model, unit, target, rep["throughput_items_ps"], rep["latency_ms"]["p99"],
+                   rep["error_replies"] + rep["connection_errors"])
         print(split.line(), flush=True)
 
     if not args.only or "core" in args.only:
