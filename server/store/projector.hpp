@@ -31,6 +31,9 @@ class Projector {
   // Requests merged into one write at most: bounds one statement's size.
   // About a second of projection here (~20,000 requests/s), well inside --db-timeout-ms.
   static constexpr std::size_t kMaxRequestsPerWrite = 20000;
+  // How long queued effects gather before a write (unless kMaxRequestsPerWrite are queued):
+  // the projection trails the journal by about this much plus one write.
+  static constexpr std::chrono::milliseconds kGatherFor{200};
 
   // `timeout` bounds each of its PostgreSQL calls (--db-timeout-ms): a reload waits for the
   // write in progress, so a silent connection must not hold it longer than any other call.
