@@ -7,13 +7,18 @@
 #   writeup/make_report.sh --plots-only    figures and report from the existing results (no runs)
 #   writeup/make_report.sh --resume        continue an interrupted sweep (keeps runs.csv, skips done runs)
 #   writeup/make_report.sh --only seed002,memory [--reps 3]   a subset (rows are appended with --resume)
+#   writeup/make_report.sh --only scaling --replace [--reps 3]   rerun a subset: its old rows are set
+#                                          aside (writeup/cache/old-results/), the others are kept
 #
 # Needs: the built binaries (build/bin/exchange-server, exchange-client; built here with
-# scripts/build.sh if missing), PostgreSQL 15 (scripts/install-deps.sh), python3 with venv.
+# scripts/build.sh if missing; build/bin/exchange-floor, the durable floor, is measured beside
+# the models in the scaling experiment if present, skipped with a warning if not; override
+# with $EXCHANGE_SERVER_BIN, $EXCHANGE_CLIENT_BIN, $EXCHANGE_FLOOR_BIN), PostgreSQL 15
+# (scripts/install-deps.sh), python3 with venv.
 # PostgreSQL: $WRITEUP_DATABASE_URL if set (the study creates databases PREFIX, PREFIX_r1..r4
-# there; PREFIX = $WRITEUP_DB_PREFIX, default writeup), else a private cluster started here with
-# scripts/local-pg.sh in .local/writeup-pg (port $WRITEUP_PG_PORT, default 25600; --quick:
-# .local/writeup-pg-quick, port 25601) and stopped again at the end.
+# and PREFIX_floor there; PREFIX = $WRITEUP_DB_PREFIX, default writeup), else a private cluster
+# started here with scripts/local-pg.sh in .local/writeup-pg (port $WRITEUP_PG_PORT, default
+# 25600; --quick: .local/writeup-pg-quick, port 25601) and stopped again at the end.
 #
 # Exit status: 0 done; 77 with "SKIPPED: reason" when the Python tools cannot be installed;
 # anything else is a failure.
@@ -21,15 +26,16 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 
-quick=0 plots_only=0 resume=0 only="" reps=""
+quick=0 plots_only=0 resume=0 replace=0 only="" reps=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) quick=1 ;;
     --plots-only) plots_only=1 ;;
     --resume) resume=1 ;;
+    --replace) replace=1 ;;
     --only) only=$2; shift ;;
     --reps) reps=$2; shift ;;
-    -h | --help) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "make_report: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -79,6 +85,7 @@ trap cleanup EXIT
 if [[ $plots_only -eq 0 ]]; then
   SERVER_BIN=${EXCHANGE_SERVER_BIN:-$ROOT/build/bin/exchange-server}
   CLIENT_BIN=${EXCHANGE_CLIENT_BIN:-$ROOT/build/bin/exchange-client}
+  FLOOR_BIN=${EXCHANGE_FLOOR_BIN:-$ROOT/build/bin/exchange-floor}
   if [[ ! -x "$SERVER_BIN" || ! -x "$CLIENT_BIN" ]]; then
     say "building (binaries missing)"
     scripts/install-deps.sh
@@ -99,9 +106,10 @@ if [[ $plots_only -eq 0 ]]; then
 
   say "sweep ($([[ $quick -eq 1 ]] && echo quick || echo full)) -> $RESULTS"
   args=(--db "$DB_URL" --out "$RESULTS" --logs "$LOGS" --db-prefix "${WRITEUP_DB_PREFIX:-writeup}"
-        --server-bin "$SERVER_BIN" --client-bin "$CLIENT_BIN")
+        --server-bin "$SERVER_BIN" --client-bin "$CLIENT_BIN" --floor-bin "$FLOOR_BIN")
   [[ $quick -eq 1 ]] && args+=(--quick)
   [[ $resume -eq 1 ]] && args+=(--resume)
+  [[ $replace -eq 1 ]] && args+=(--replace)
   [[ -n "$only" ]] && args+=(--only "$only")
   [[ -n "$reps" ]] && args+=(--reps "$reps")
   "$PYTHON" -m study.sweep "${args[@]}"

@@ -4,6 +4,20 @@ namespace store {
 
 void Batch::merge(exchange::Effects&& fx) {
   ++requests;
+  merge_rows(std::move(fx));
+}
+
+void Batch::add(exchange::Effects&& fx) {
+  ++requests;
+  unmerged.push_back(std::move(fx));
+}
+
+void Batch::fold() {
+  for (auto& fx : unmerged) merge_rows(std::move(fx));
+  unmerged.clear();
+}
+
+void Batch::merge_rows(exchange::Effects&& fx) {
   for (auto& s : fx.symbols) symbols.insert(std::move(s));
   for (auto& a : fx.accounts) accounts[a.id] = std::move(a);
   for (auto& p : fx.positions) positions[{p.account, p.symbol}] = std::move(p);
@@ -13,10 +27,13 @@ void Batch::merge(exchange::Effects&& fx) {
 }
 
 void Batch::merge(Batch&& later) {
+  fold();
   if (empty()) {
     *this = std::move(later);
+    fold();
     return;
   }
+  later.fold();
   requests += later.requests;
   symbols.merge(later.symbols);
   for (auto& [id, row] : later.accounts) accounts[id] = std::move(row);

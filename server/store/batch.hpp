@@ -22,12 +22,24 @@ struct Batch {
   std::unordered_map<exchange::OrderId, exchange::OrderRow> orders;
   std::vector<exchange::ExecutionRow> executions;
   std::vector<JournalEntry> journal;  // in seq order
+  // Requests' effects not merged into the rows above yet (add()): appending is all the group
+  // commit does under the engine lock; the projector's thread merges them (fold()).
+  std::vector<exchange::Effects> unmerged;
   std::size_t requests = 0;
 
+  // One request's effects, merged into the rows now.
   void merge(exchange::Effects&& fx);
+  // One request's effects, kept aside until fold() (cheap: a move).
+  void add(exchange::Effects&& fx);
+  // Merges what add() kept aside, in order.
+  void fold();
   // Appends a later batch: its rows supersede ours, its executions and journal follow ours.
+  // Folds both.
   void merge(Batch&& later);
   bool empty() const { return requests == 0; }
+
+ private:
+  void merge_rows(exchange::Effects&& fx);
 };
 
 }  // namespace store

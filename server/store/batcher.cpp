@@ -27,7 +27,7 @@ Batcher::Submitted Batcher::submit(JournalEntry&& entry, exchange::Effects&& fx)
   entry.seq = next_seq_++;
   const std::int64_t seq = entry.seq;
   open_.journal.push_back(std::move(entry));
-  open_.merge(std::move(fx));
+  open_.add(std::move(fx));  // merged later, on the projector's thread
   // Waking the writer costs a system call; while it is busy writing it will look at the open
   // batch anyway when it finishes.
   if (writer_idle_) wake_.notify_one();

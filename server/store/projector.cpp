@@ -189,6 +189,7 @@ void Projector::run() {
 
     Batch merged;
     for (auto& q : taken) merged.merge(std::move(q.effects));
+    merged.fold();
     const std::int64_t through = taken.back().through_seq;
     taken.clear();
     bool ok = write(merged, through, generation);

@@ -7,6 +7,11 @@ intervals cover start-up and database state too, not only the bench's own variat
 
 A cell that needs a model or a flag the binaries do not have is skipped with a warning (and
 listed in manifest.json), so the pipeline runs against whatever the server offers today.
+
+The scaling experiment also measures the durable floor (exchange-floor: the server's framing,
+sessions, concurrency models and group commit, one journal row per request, no XML and no
+matching) in every (clients, cores) cell, with the same bench: its rows have system "floor"
+and cells named floor-MODEL-cC-kK. Without the binary those runs are skipped with a warning.
 """
 from __future__ import annotations
 
@@ -27,8 +32,10 @@ SEED001_CLASSES = [  # (name, share, children)
 FULL = {
     "reps": 5,
     # Throughput vs clients: every model x clients x server cores.
+    # floor_models: the durable floor (exchange-floor) in these models, same cells and bench.
     "scaling": {"models": MODELS, "clients": [1, 4, 16, 64, 256], "cores": [1, 2],
-                "duration": 3, "warmup": 1, "persistent": True, "pool_threads": 4},
+                "duration": 3, "warmup": 1, "persistent": True, "pool_threads": 4,
+                "floor_models": ["reactor"]},
     # Seed 003, table 1: thread per client vs a 40-thread pool; N clients, one request each.
     "seed003_clients": {"clients": [20, 150, 200], "reps": 10, "pool_threads": 40},
     # Seed 003, table 2: 100 requests (100 clients, one each), 1 vs 2 server cores.
@@ -51,7 +58,7 @@ FULL = {
 QUICK = {
     "reps": 2,
     "scaling": {"models": MODELS, "clients": [4, 32], "cores": [2], "duration": 1, "warmup": 0,
-                "persistent": True, "pool_threads": 4},
+                "persistent": True, "pool_threads": 4, "floor_models": ["reactor"]},
     "seed003_clients": {"clients": [20, 150], "reps": 2, "pool_threads": 40},
     "seed003_cores": {"cores": [1, 2], "requests": 100, "reps": 2, "orders_per_request": 5},
     "poolsize": {"threads": [1, 8], "clients": 16, "sim_io": [0, 2], "duration": 1, "warmup": 0},
@@ -69,6 +76,7 @@ class ServerSpec:
     args: list[str]
     cpu_list: str | None  # taskset -c; None = unpinned
     db: str               # database name (each concurrent server has its own)
+    binary: str = "server"  # "server" (exchange-server) or "floor" (exchange-floor)
 
 
 @dataclass
@@ -101,6 +109,9 @@ class Context:
     models: list[str]
     nproc: int
     skipped: list[str] = field(default_factory=list)
+    # Models of exchange-floor's --help; None when the binary is absent (floor runs skipped).
+    floor_models: list[str] | None = None
+    floor_missing: str = "exchange-floor is not built"
 
     def skip(self, msg: str) -> None:
         if msg not in self.skipped:
@@ -136,23 +147,41 @@ def _usable_models(ctx: Context, models: list[str], exp: str) -> list[str]:
 
 
 def scaling(cfg: dict, reps: int, ctx: Context) -> list[RunSpec]:
+    """Every model x clients x cores, and the durable floor in the same cells. Within a core
+    count the runs go clients -> repetition -> system, so the models and the floor of one cell
+    run side by side and a burst of load from elsewhere hits them alike."""
     runs = []
+    floor = []
+    if cfg.get("floor_models"):
+        if ctx.floor_models is None:
+            ctx.skip(f"scaling: the durable floor is not measured ({ctx.floor_missing})")
+        else:
+            for m in cfg["floor_models"]:
+                if m in ctx.floor_models:
+                    floor.append(m)
+                else:
+                    ctx.skip(f"scaling: the durable floor has no model '{m}'")
+    models = _usable_models(ctx, cfg["models"], "scaling")
+    systems = [("server", m) for m in models] + [("floor", m) for m in floor]
     for cores in _usable_cores(ctx, cfg["cores"], "scaling"):
-        for model in _usable_models(ctx, cfg["models"], "scaling"):
-            for clients in cfg["clients"]:
-                args = ["--mode", "closed", "--clients", str(clients), "--duration",
-                        str(cfg["duration"]), "--warmup", str(cfg["warmup"]), "--workload",
-                        "orders", "--timeout", "60"]
-                if cfg["persistent"]:
-                    args.append("--persistent")
-                for rep in range(1, reps + 1):
+        for clients in cfg["clients"]:
+            args = ["--mode", "closed", "--clients", str(clients), "--duration",
+                    str(cfg["duration"]), "--warmup", str(cfg["warmup"]), "--workload",
+                    "orders", "--timeout", "60"]
+            if cfg["persistent"]:
+                args.append("--persistent")
+            for rep in range(1, reps + 1):
+                for system, model in systems:
+                    prefix = "floor-" if system == "floor" else ""
                     runs.append(RunSpec(
-                        "scaling", f"{model}-c{clients}-k{cores}", rep,
-                        {"model": model, "threads": cfg["pool_threads"] if model == "pool" else "",
+                        "scaling", f"{prefix}{model}-c{clients}-k{cores}", rep,
+                        {"system": system, "model": model,
+                         "threads": cfg["pool_threads"] if model == "pool" else "",
                          "cores": cores, "clients": clients, "workload": "orders",
                          "mode": "closed", "persistent": int(cfg["persistent"]),
                          "duration_s": cfg["duration"], "warmup_s": cfg["warmup"]},
-                        [ServerSpec(model, model_args(model, cfg["pool_threads"]), cpu_list(cores), "writeup")],
+                        [ServerSpec(model, model_args(model, cfg["pool_threads"]), cpu_list(cores),
+                                    "writeup_floor" if system == "floor" else "writeup", system)],
                         [Stream(args + ["--seed", str(rep)])],
                         timeout_s=cfg["duration"] + cfg["warmup"] + 120))
     return runs

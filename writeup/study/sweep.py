@@ -1,6 +1,6 @@
 """The sweep runner: every experiment's runs, one CSV row per run (runs.csv).
 
-    python -m study.sweep --db URL [--quick] [--out DIR] [--only a,b] [--reps N] [--resume]
+    python -m study.sweep --db URL [--quick] [--out DIR] [--only a,b] [--reps N] [--resume|--replace]
 
 Each run starts its server(s) with --reset on a database of their own (created if missing),
 pinned with taskset where the cell says so, runs the bench client against them, stops them
@@ -8,6 +8,14 @@ with SIGTERM and appends one row to OUT/runs.csv: the cell, the git commit, the 
 CPU model, kernel, memory), the bench's summary and what the run cost in CPU seconds (server,
 PostgreSQL, client) and PostgreSQL commits. Per-request CSVs (where an experiment needs the
 distribution or the time series) and --metrics files go to OUT/raw/EXPERIMENT/.
+
+The durable floor (exchange-floor, --floor-bin) runs in the scaling experiment's cells like a
+server (system "floor", database PREFIX_floor of its own); if the binary is missing those runs
+are skipped with a warning in manifest.json.
+
+Subsets: --only a,b --resume appends to runs.csv and skips runs that already have an ok row;
+--only a,b --replace sets the named experiments' rows (and raw/EXPERIMENT/) aside to
+LOGS/../old-results/ and runs them again, keeping every other experiment's rows.
 """
 from __future__ import annotations
 
@@ -33,7 +41,7 @@ COLUMNS = [
     "experiment", "cell", "rep", "status", "note", "started_at", "git_commit",
     "nproc", "cpu_model", "kernel", "mem_gib", "pg_version",
     # the cell
-    "model", "threads", "server_args", "cores", "cpu_list", "replicas", "clients", "mode", "rate",
+    "system", "model", "threads", "server_args", "cores", "cpu_list", "replicas", "clients", "mode", "rate",
     "workload", "orders_per_request", "persistent", "client_threads", "sim_io_ms", "duration_s",
     "warmup_s", "requests_target",
     # the bench's summary (measured requests; latency in ms)
@@ -72,12 +80,19 @@ class Runner:
         self.csv_path = self.out / "runs.csv"
         self.server_bin = args.server_bin
         self.client_bin = args.client_bin
+        self.floor_bin = args.floor_bin
         self.pg = procs.Postgres(args.db)
         self.machine = machine.describe()
         self.commit = machine.git_commit(REPO)
         self.pg_version = self.pg.version()
         self.server_caps = procs.server_caps(self.server_bin)
         self.client_caps = procs.client_caps(self.client_bin)
+        self.floor_caps = None
+        if self.floor_bin and os.access(self.floor_bin, os.X_OK):
+            try:
+                self.floor_caps = procs.server_caps(self.floor_bin)
+            except RuntimeError as e:
+                procs.warn(f"exchange-floor unusable: {e}")
         self.db_urls: dict[str, str] = {}
         self.prefix = args.db_prefix
 
@@ -132,7 +147,7 @@ class Runner:
             "note": run.params.get("note", ""),
             "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "git_commit": self.commit, **self.machine, "pg_version": self.pg_version,
-            "replicas": len(run.servers),
+            "replicas": len(run.servers), "system": run.servers[0].binary,
             "server_args": " ".join(run.servers[0].args),
             "cpu_list": run.servers[0].cpu_list or "",
         }
@@ -141,14 +156,16 @@ class Runner:
         metrics_path = base / f"{stem}_metrics.csv" if run.metrics and self.server_caps.has("metrics") else None
         try:
             for i, spec in enumerate(run.servers):
+                binary = self.floor_bin if spec.binary == "floor" else self.server_bin
                 servers.append(procs.Server(
-                    self.server_bin, self.db_url(spec.db), spec.model, spec.args, spec.cpu_list,
+                    binary, self.db_url(spec.db), spec.model, spec.args, spec.cpu_list,
                     self.logs / run.experiment / f"{stem}_server{i + 1}.log",
                     metrics_path if i == 0 else None))
         except procs.ModelUnknown as e:
             for s in servers:
                 s.stop()
-            return {"skip": f"{run.experiment}: model '{run.servers[0].model}' unknown to the server ({e})"}
+            what = "the durable floor" if run.servers[0].binary == "floor" else "the server"
+            return {"skip": f"{run.experiment}: model '{run.servers[0].model}' unknown to {what} ({e})"}
         except procs.ServerFailed as e:
             for s in servers:
                 s.stop()
@@ -196,10 +213,12 @@ class Runner:
                 s.stop()
             return row
         rcs = [s.stop() for s in servers]
-        # The server's own account of its group commits, from its last log line (server 1).
+        # The server's own account of its group commits, from its last log line (server 1):
+        # "stopped after N [journaled ]requests in M commits (mean X requests and Y ms per commit)".
         try:
-            m = re.search(r"stopped after (\d+) requests in (\d+) commits \(mean [\d.]+ requests "
-                          r"and ([\d.]+) ms per commit\)", servers[0].log_path.read_text(errors="replace"))
+            m = re.search(r"stopped after (\d+) (?:journaled )?requests in (\d+) commits \(mean "
+                          r"[\d.e+-]+ requests and ([\d.e+-]+) ms per commit\)",
+                          servers[0].log_path.read_text(errors="replace"))
             if m:
                 row.update(srv_requests=int(m.group(1)), srv_commits=int(m.group(2)),
                            srv_commit_ms=float(m.group(3)))
@@ -377,6 +396,31 @@ class Runner:
             shutil.move(str(p), str(dest / p.name))
         log(f"sweep: earlier results moved to {dest}")
 
+    def _set_aside_experiments(self, names: list[str]) -> None:
+        """--replace: the named experiments' rows leave runs.csv (the whole file is copied to
+        LOGS/../old-results/TIMESTAMP/ first, with their raw/ directories); the other rows stay."""
+        dest = self.logs.parent / "old-results" / time.strftime("%Y%m%d-%H%M%S")
+        moved = 0
+        if self.csv_path.exists():
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy(str(self.csv_path), str(dest / "runs.csv"))
+            with open(self.csv_path, newline="") as f:
+                reader = csv.DictReader(f)
+                header = reader.fieldnames or COLUMNS
+                rows = list(reader)
+            keep = [r for r in rows if r.get("experiment") not in names]
+            moved = len(rows) - len(keep)
+            with open(self.csv_path, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=header)
+                w.writeheader()
+                w.writerows(keep)
+        for name in names:
+            raw = self.raw / name
+            if raw.exists():
+                (dest / "raw").mkdir(parents=True, exist_ok=True)
+                shutil.move(str(raw), str(dest / "raw" / name))
+        log(f"sweep: {moved} row(s) of {', '.join(names)} set aside in {dest}; other rows kept")
+
     def run(self) -> int:
         config = ex.QUICK if self.args.quick else ex.FULL
         only = [s for s in self.args.only.split(",") if s] if self.args.only else None
@@ -385,7 +429,9 @@ class Runner:
             if unknown:
                 log(f"unknown experiment(s) {unknown}; known: {', '.join(ex.EXPERIMENTS)}")
                 return 2
-        ctx = ex.Context(models=self.server_caps.models, nproc=self.machine["nproc"])
+        ctx = ex.Context(models=self.server_caps.models, nproc=self.machine["nproc"],
+                         floor_models=self.floor_caps.models if self.floor_caps else None,
+                         floor_missing=f"{self.floor_bin or 'exchange-floor'} is not an executable")
         runs = ex.plan(config, ctx, only, self.args.reps)
         todo = []
         for r in runs:
@@ -396,12 +442,16 @@ class Runner:
                          if missing else f"{r.experiment}: bench lacks {['--' + f for f in missing_c]}")
                 continue
             todo.append(r)
-        done = self.done_keys() if self.args.resume else set()
-        if not self.args.resume and not self.args.dry_run:
+        if self.args.replace and not self.args.dry_run:
+            self._set_aside_experiments(only)
+        keep = self.args.resume or self.args.replace
+        done = self.done_keys() if keep else set()
+        if not keep and not self.args.dry_run:
             self._set_aside_old_results()
         log(f"sweep: {len(todo)} runs ({'quick' if self.args.quick else 'full'}), out {self.out}")
         log(f"machine: {self.machine}; commit {self.commit}; PostgreSQL {self.pg_version}")
-        log(f"server models: {', '.join(self.server_caps.models)}")
+        log(f"server models: {', '.join(self.server_caps.models)}; durable floor: "
+            + (f"{self.floor_bin} ({', '.join(self.floor_caps.models)})" if self.floor_caps else "absent"))
         for s in ctx.skipped:
             procs.warn("skipped " + s)
         if self.args.dry_run:
@@ -411,11 +461,13 @@ class Runner:
         self.out.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         failures = 0
+        spent: dict[str, float] = {}
         for i, r in enumerate(todo, 1):
             if (r.experiment, r.cell, str(r.rep)) in done:
                 continue
             t = time.monotonic()
             row = self.execute(r)
+            spent[r.experiment] = spent.get(r.experiment, 0.0) + time.monotonic() - t
             if row is None:
                 continue
             if "skip" in row:
@@ -433,14 +485,32 @@ class Runner:
                 + f" ({time.monotonic() - t:.1f} s)")
         skipped = list(ctx.skipped)
         old_manifest = self.out / "manifest.json"
-        if self.args.resume and old_manifest.exists():
-            # Keep what earlier invocations skipped, except for experiments re-planned now.
+        earlier_manifest = {}
+        if keep and old_manifest.exists():
             try:
-                earlier = json.loads(old_manifest.read_text()).get("skipped", [])
+                earlier_manifest = json.loads(old_manifest.read_text())
             except json.JSONDecodeError:
-                earlier = []
+                earlier_manifest = {}
+            # Keep what earlier invocations skipped, except for experiments re-planned now.
+            earlier = earlier_manifest.get("skipped", [])
             replanned = set(only) if only else set(ex.EXPERIMENTS)
             skipped = [s for s in earlier if s.split(":", 1)[0] not in replanned and s not in skipped] + skipped
+        # Every invocation that wrote rows here, oldest first (a subset rerun leaves the other
+        # experiments' rows from earlier ones): what ran, with which commit and how long.
+        history = list(earlier_manifest.get("invocations", [])) if keep else []
+        if keep and earlier_manifest and not history:
+            history.append({k: earlier_manifest.get(k) for k in
+                            ("mode", "finished_at", "git_commit", "runs", "failed_runs", "seconds")}
+                           | {"only": None, "reps": None})
+        history.append({
+            "mode": "quick" if self.args.quick else "full",
+            "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "git_commit": self.commit, "only": only, "reps": self.args.reps,
+            "resume": bool(self.args.resume), "replace": bool(self.args.replace),
+            "runs": len(todo), "failed_runs": failures,
+            "seconds": round(time.monotonic() - started, 1),
+            "seconds_by_experiment": {k: round(v, 1) for k, v in spent.items()},
+        })
         manifest = {
             "mode": "quick" if self.args.quick else "full",
             "config": config,
@@ -449,9 +519,13 @@ class Runner:
             "server_models": self.server_caps.models,
             "server_flags": sorted(self.server_caps.flags),
             "client_flags": sorted(self.client_caps.flags),
+            "floor_bin": self.floor_bin if self.floor_caps else None,
+            "floor_models": self.floor_caps.models if self.floor_caps else None,
             "skipped": skipped, "runs": len(todo), "failed_runs": failures,
             "seconds": round(time.monotonic() - started, 1),
+            "reps_override": self.args.reps,
             "placement": self.args.placement,
+            "invocations": history,
         }
         (self.out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
         log(f"sweep: done in {manifest['seconds']} s, {failures} failed run(s), "
@@ -471,17 +545,27 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, help="repetitions per cell (overrides the config)")
     ap.add_argument("--resume", action="store_true",
                     help="keep runs.csv and skip runs that already have an ok row")
+    ap.add_argument("--replace", action="store_true",
+                    help="with --only: set the named experiments' rows aside and run them again, "
+                         "keeping every other experiment's rows")
     ap.add_argument("--dry-run", action="store_true", help="list the runs, run nothing")
     ap.add_argument("--server-bin", default=os.environ.get("EXCHANGE_SERVER_BIN",
                                                          str(REPO / "build" / "bin" / "exchange-server")))
     ap.add_argument("--client-bin", default=os.environ.get("EXCHANGE_CLIENT_BIN",
                                                          str(REPO / "build" / "bin" / "exchange-client")))
+    ap.add_argument("--floor-bin", default=os.environ.get("EXCHANGE_FLOOR_BIN",
+                                                        str(REPO / "build" / "bin" / "exchange-floor")),
+                    help="the durable floor (exchange-floor); its runs are skipped if it is missing")
     ap.add_argument("--placement", default="server pinned with taskset as each cell says; "
                     "PostgreSQL and the bench client unpinned",
                     help="free text recorded in manifest.json")
     args = ap.parse_args(argv)
     if not args.db:
         ap.error("--db (or WRITEUP_DATABASE_URL) is required")
+    if args.replace and not args.only:
+        ap.error("--replace needs --only (without it, a run starts from empty results anyway)")
+    if args.replace and args.resume:
+        ap.error("--replace and --resume exclude each other (--replace keeps the other experiments' rows)")
     for b in (args.server_bin, args.client_bin):
         if not os.access(b, os.X_OK):
             ap.error(f"{b} is not an executable (build first: scripts/build.sh)")
