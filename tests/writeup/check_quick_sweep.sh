@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CTest check of the study pipeline: runs `writeup/make_report.sh --quick` (every experiment,
 # seconds per cell, 2 repetitions) and asserts that its CSV, manifest, every figure and the
-# report exist and make sense. Exit 0 pass, 1 fail, 77 "SKIPPED: reason" only when the
+# report exist and make sense, and that the durable floor (exchange-floor) was measured in
+# every scaling cell (or listed as skipped when the binary is missing). Exit 0 pass, 1 fail, 77 "SKIPPED: reason" only when the
 # study's Python packages cannot be installed.
 #
 # Database: $EXCHANGE_TEST_DATABASE_URL (set by test.sh) if present: the study then uses
@@ -73,6 +74,16 @@ for r in by_exp.get("scaling", []):
     scaling_reps.setdefault(r["cell"], set()).add(r["rep"])
 if any(len(v) < 2 for v in scaling_reps.values()):
     problems.append("scaling: a cell has fewer than 2 repetitions")
+# The durable floor: measured in every scaling (clients, cores) cell when exchange-floor is
+# built (manifest floor_models), else skipped with a warning.
+floor = [r for r in by_exp.get("scaling", []) if r.get("system") == "floor" and r["status"] == "ok"]
+if manifest.get("floor_models"):
+    cells = {(r["clients"], r["cores"]) for r in by_exp.get("scaling", []) if r.get("system") == "server"}
+    missing = cells - {(r["clients"], r["cores"]) for r in floor}
+    if missing:
+        problems.append(f"scaling: no durable-floor run in cell(s) {sorted(missing)}")
+elif not any(s.startswith("scaling:") and "floor" in s for s in skipped):
+    problems.append("scaling: the floor was neither measured nor listed as skipped")
 for name in plots.FIGURES:
     p = out / "figures" / f"{name}.png"
     if not p.exists() or p.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
@@ -85,6 +96,8 @@ text = md.read_text() if md.exists() else ""
 for name in plots.FIGURES:
     if f"{name}.png" not in text:
         problems.append(f"{md}: does not show {name}")
+if floor and "of the floor" not in text:
+    problems.append(f"{md}: does not compare the models with the durable floor")
 for p in problems:
     print("FAIL:", p)
 print(f"checked {len(rows)} runs ({len(failed)} failed), {len(plots.FIGURES)} figures, report.md/pdf; "

@@ -1,7 +1,9 @@
 """From runs.csv and the raw files to the numbers the figures and the report show.
 
 Everything here reads results; nothing runs. Rows whose status is not "ok" never enter a
-statistic, but are counted (a failed cell is reported, not hidden).
+statistic, but are counted (a failed cell is reported, not hidden). Rows of the durable floor
+(system "floor", exchange-floor) enter only the floor's own numbers: ok_rows and failed_rows
+leave them out unless asked for them.
 """
 from __future__ import annotations
 
@@ -59,12 +61,19 @@ def load_manifest(results: Path) -> dict:
     return json.loads(p.read_text()) if p.exists() else {}
 
 
-def ok_rows(rows: list[dict], experiment: str) -> list[dict]:
-    return [r for r in rows if r["experiment"] == experiment and r["status"] == "ok"]
+def is_floor(r: dict) -> bool:
+    """A run of exchange-floor (the durable floor), not of the exchange server."""
+    return r.get("system") == "floor"
 
 
-def failed_rows(rows: list[dict], experiment: str) -> list[dict]:
-    return [r for r in rows if r["experiment"] == experiment and r["status"] != "ok"]
+def ok_rows(rows: list[dict], experiment: str, floor: bool = False) -> list[dict]:
+    return [r for r in rows if r["experiment"] == experiment and r["status"] == "ok"
+            and is_floor(r) == floor]
+
+
+def failed_rows(rows: list[dict], experiment: str, floor: bool = False) -> list[dict]:
+    return [r for r in rows if r["experiment"] == experiment and r["status"] != "ok"
+            and is_floor(r) == floor]
 
 
 def group(rows: list[dict], *keys: str) -> dict[tuple, list[dict]]:
@@ -120,10 +129,11 @@ def read_metrics(results: Path, rel: str) -> list[dict]:
 
 # ---- per experiment -------------------------------------------------------------------------
 
-def scaling_curves(rows: list[dict]) -> dict[int, dict[str, list[tuple[int, stats.MeanCI, int]]]]:
-    """cores -> model -> [(clients, throughput CI, failed runs)] sorted by clients."""
-    ok = ok_rows(rows, "scaling")
-    bad = failed_rows(rows, "scaling")
+def scaling_curves(rows: list[dict], floor: bool = False) -> dict[int, dict[str, list[tuple[int, stats.MeanCI, int]]]]:
+    """cores -> model -> [(clients, throughput CI, failed runs)] sorted by clients (floor=True:
+    the durable floor's runs, by the model it ran in)."""
+    ok = ok_rows(rows, "scaling", floor)
+    bad = failed_rows(rows, "scaling", floor)
     out: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for (cores, model, clients), rs in sorted(group(ok, "cores", "model", "clients").items(),
                                               key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
@@ -132,17 +142,21 @@ def scaling_curves(rows: list[dict]) -> dict[int, dict[str, list[tuple[int, stat
     return {k: dict(v) for k, v in out.items()}
 
 
-def scaling_latency(rows: list[dict], field: str) -> dict[int, dict[str, list[tuple[int, stats.MeanCI]]]]:
+def scaling_latency(rows: list[dict], field: str, floor: bool = False) -> dict[int, dict[str, list[tuple[int, stats.MeanCI]]]]:
     out: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    for (cores, model, clients), rs in sorted(group(ok_rows(rows, "scaling"), "cores", "model", "clients").items(),
+    for (cores, model, clients), rs in sorted(group(ok_rows(rows, "scaling", floor), "cores", "model", "clients").items(),
                                               key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
         out[cores][model].append((clients, ci(rs, field)))
     return {k: dict(v) for k, v in out.items()}
 
 
+def floor_label(model: str) -> str:
+    return f"floor ({model})"
+
+
 def percentiles_by_model(rows: list[dict]) -> tuple[int | None, int | None, dict[str, dict[str, stats.MeanCI]]]:
     """At the most clients measured on the most cores: model -> {p50, p90, p99: CI of the
-    per-run percentile}."""
+    per-run percentile}; the durable floor's runs there follow as "floor (MODEL)"."""
     ok = ok_rows(rows, "scaling")
     if not ok:
         return None, None, {}
@@ -154,7 +168,51 @@ def percentiles_by_model(rows: list[dict]) -> tuple[int | None, int | None, dict
         rs = [r for r in at if r["model"] == model and r["clients"] == clients]
         if rs:
             out[model] = {p: ci(rs, f"lat_{p}_ms") for p in ("p50", "p90", "p99")}
+    fl = [r for r in ok_rows(rows, "scaling", floor=True) if r["cores"] == cores and r["clients"] == clients]
+    for model in models_in(fl):
+        rs = [r for r in fl if r["model"] == model]
+        out[floor_label(model)] = {p: ci(rs, f"lat_{p}_ms") for p in ("p50", "p90", "p99")}
     return cores, clients, out
+
+
+def floor_of(floor: dict[str, list], model: str) -> tuple[str, list] | None:
+    """The floor curve to hold a model against: the floor run in the same model if there is
+    one, else in reactor, else any."""
+    for m in (model, "reactor", *sorted(floor)):
+        if m in floor:
+            return m, floor[m]
+    return None
+
+
+def ratio_ci(a: stats.MeanCI, b: stats.MeanCI) -> tuple[float, float] | None:
+    """a.mean / b.mean with an approximate 95% half-width (first-order error propagation: the
+    relative half-widths add in quadrature)."""
+    if a is None or b is None or not b.mean:
+        return None
+    r = a.mean / b.mean
+    rel = math.hypot(a.half_width / a.mean if a.mean else 0.0, b.half_width / b.mean)
+    return r, abs(r) * rel
+
+
+def share_of_floor(rows: list[dict]) -> dict[int, dict[str, list[tuple[int, float, float, str]]]]:
+    """cores -> model -> [(clients, throughput / floor throughput, ± half-width, floor model)]
+    for every cell where both were measured."""
+    curves, floor = scaling_curves(rows), scaling_curves(rows, floor=True)
+    out: dict[int, dict[str, list]] = {}
+    for cores, models in curves.items():
+        if cores not in floor:
+            continue
+        for model, pts in models.items():
+            f = floor_of(floor[cores], model)
+            if not f:
+                continue
+            fm, fpts = f
+            by_c = {p[0]: p[1] for p in fpts}
+            for clients, c, _ in pts:
+                rc = ratio_ci(c, by_c.get(clients))
+                if rc:
+                    out.setdefault(cores, {}).setdefault(model, []).append((clients, rc[0], rc[1], fm))
+    return out
 
 
 def poolsize_curves(rows: list[dict]) -> dict[int, list[tuple[int, dict[str, stats.MeanCI], stats.MeanCI]]]:
@@ -328,14 +386,18 @@ def slope(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
 
 
-def bottleneck(rows: list[dict]) -> list[dict]:
+def bottleneck(rows: list[dict], floor: bool = False) -> list[dict]:
     """Per model, on the most cores, at the client count with the highest mean throughput:
     CPU milliseconds per request of the server, PostgreSQL and the client, requests per commit,
-    commits per second and the throughput."""
-    ok = ok_rows(rows, "scaling")
+    commits per second and the throughput. floor=True: the same for the durable floor's runs
+    (on the cores of the server's runs, if it has them), "model" being "floor (MODEL)"."""
+    ok = ok_rows(rows, "scaling", floor)
     if not ok:
         return []
-    cores = max(r["cores"] for r in ok)
+    server = ok_rows(rows, "scaling")
+    cores = max(r["cores"] for r in (server or ok))
+    if not any(r["cores"] == cores for r in ok):
+        cores = max(r["cores"] for r in ok)
     out = []
     for model in models_in([r for r in ok if r["cores"] == cores]):
         cells = group([r for r in ok if r["cores"] == cores and r["model"] == model], "clients")
@@ -359,14 +421,17 @@ def bottleneck(rows: list[dict]) -> list[dict]:
                 if all(isinstance(r.get(f), (int, float)) for f in
                        ("pg_cpu_s", "server_cpu_s", "client_cpu_s", "wall_s")) and r["wall_s"]]
         commit_ms = [r["srv_commit_ms"] for r in rs if isinstance(r.get("srv_commit_ms"), (int, float))]
+        per_group = [r["srv_requests"] / r["srv_commits"] for r in rs
+                     if isinstance(r.get("srv_requests"), (int, float)) and r.get("srv_commits")]
         out.append({
-            "model": model, "cores": cores, "clients": clients,
+            "model": floor_label(model) if floor else model, "cores": cores, "clients": clients,
             "commit_ms": stats.mean_ci95(commit_ms) if commit_ms else None,
             "throughput": ci(rs, "throughput_rps"),
             "server_ms": per_req("server_cpu_s"), "pg_ms": per_req("pg_cpu_s"),
             "client_ms": per_req("client_cpu_s"),
             "commits_ps": stats.mean_ci95(commits_ps) if commits_ps else None,
             "requests_per_commit": stats.mean_ci95(per_commit) if per_commit else None,
+            "requests_per_group_commit": stats.mean_ci95(per_group) if per_group else None,
             "pg_share": stats.mean(cpu_share) if cpu_share else None,
             "cpus_busy": stats.mean(busy) if busy else None,
         })

@@ -20,7 +20,7 @@ from . import stats  # noqa: E402
 
 # name -> title (the report's captions are written in report.py)
 FIGURES = {
-    "fig01_throughput_vs_clients": "Throughput vs clients per model (95% CI)",
+    "fig01_throughput_vs_clients": "Throughput vs clients per model and the durable floor (95% CI)",
     "fig02_latency_vs_clients": "p50 and p99 latency vs clients per model",
     "fig03_seed003_clients": "Seed 003 table 1: per-client vs 40-thread pool",
     "fig04_seed003_cores": "Seed 003 table 2: 1 vs 2 cores, create vs transactions",
@@ -83,14 +83,32 @@ def _errorbar(ax, xs, cis, label, c, marker="o"):
 
 # ---- the main sweep -------------------------------------------------------------------------
 
+FLOOR_COLOR = "#000000"
+
+
+def _floor_band(ax, pts, label):
+    """The durable floor: its mean as a dashed black line over a grey band (its 95% CI)."""
+    xs = [p[0] for p in pts]
+    ax.fill_between(xs, [max(0.0, p[1].low) for p in pts], [p[1].high for p in pts],
+                    color=FLOOR_COLOR, alpha=0.12, lw=0)
+    ax.plot(xs, [p[1].mean for p in pts], color=FLOOR_COLOR, ls="--", lw=1.8, label=label)
+
+
 def fig01(rows, out):
     name = "fig01_throughput_vs_clients"
     curves = an.scaling_curves(rows)
+    floor = an.scaling_curves(rows, floor=True)
     if not curves:
         return placeholder(out, name, "no scaling runs")
     cores = sorted(curves)
-    fig, axes = _fig(5.2 * len(cores), 4.4, ncols=len(cores), sharey=True)
-    for ax, k in zip(axes[0], cores):
+    shares = an.share_of_floor(rows)
+    two = any(shares.get(k) for k in cores)
+    fig, axes = _fig(5.2 * len(cores), 8.2 if two else 4.4, ncols=len(cores), nrows=2 if two else 1,
+                     sharey="row", sharex="col")
+    for i, k in enumerate(cores):
+        ax = axes[0][i]
+        for fm, pts in sorted(floor.get(k, {}).items()):
+            _floor_band(ax, pts, f"durable floor (exchange-floor, {fm})")
         for model in an.models_in([{"model": m} for m in curves[k]]):
             pts = curves[k][model]
             _errorbar(ax, [p[0] for p in pts], [p[1] for p in pts], model, color(model),
@@ -99,11 +117,30 @@ def fig01(rows, out):
                 if nbad:
                     ax.annotate(f"{nbad} failed", (clients, c.mean), fontsize=7, color="red")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("concurrent clients (closed loop, no think time)")
         ax.set_title(f"server pinned to {k} core{'s' if k > 1 else ''}")
         ax.grid(alpha=0.3)
+        ax.set_ylim(bottom=0)
+        xs = sorted({p[0] for pts in curves[k].values() for p in pts})
+        if two:
+            ax2 = axes[1][i]
+            for model in an.models_in([{"model": m} for m in shares.get(k, {})]):
+                pts = shares[k][model]
+                ax2.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+                             label=model, color=color(model), marker=MARKERS.get(model, "o"),
+                             capsize=3, lw=1.5, ms=5)
+            ax2.axhline(1.0, color=FLOOR_COLOR, ls="--", lw=1.2)
+            ax2.set_xscale("log", base=2)
+            top = max((p[1] for pts in shares.get(k, {}).values() for p in pts), default=1.0)
+            ax2.set_ylim(0, max(1.2, 1.3 * top))  # a 2-run interval may reach far beyond
+            ax2.set_title("share of the durable floor (1 = the floor)", fontsize=9)
+            ax2.grid(alpha=0.3)
+        axes[-1][i].set_xlabel("concurrent clients (closed loop, no think time)")
+        axes[-1][i].set_xticks(xs, [str(x) for x in xs])
+        axes[-1][i].minorticks_off()
     axes[0][0].set_ylabel("throughput (requests/s, mean ± 95% CI)")
-    axes[0][-1].legend(fontsize=8)
+    if two:
+        axes[1][0].set_ylabel("model / floor throughput (≈95% CI)")
+    axes[0][-1].legend(fontsize=7)
     return _save(fig, out, name)
 
 
@@ -111,11 +148,17 @@ def fig02(rows, out):
     name = "fig02_latency_vs_clients"
     p50 = an.scaling_latency(rows, "lat_p50_ms")
     p99 = an.scaling_latency(rows, "lat_p99_ms")
+    f50 = an.scaling_latency(rows, "lat_p50_ms", floor=True)
+    f99 = an.scaling_latency(rows, "lat_p99_ms", floor=True)
     if not p50:
         return placeholder(out, name, "no scaling runs")
     cores = max(p50)
     fig, axes = _fig(10, 4.2, ncols=2)
-    for ax, data, what in ((axes[0][0], p50, "p50"), (axes[0][1], p99, "p99")):
+    for ax, data, fdata, what in ((axes[0][0], p50, f50, "p50"), (axes[0][1], p99, f99, "p99")):
+        for fm, pts in sorted(fdata.get(cores, {}).items()):
+            pts = [p for p in pts if p[1]]
+            if pts:
+                _floor_band(ax, pts, f"durable floor ({fm})")
         for model in an.models_in([{"model": m} for m in data[cores]]):
             pts = [p for p in data[cores][model] if p[1]]
             _errorbar(ax, [p[0] for p in pts], [p[1] for p in pts], model, color(model),
@@ -203,7 +246,7 @@ def fig05(rows, out):
         ys = [data[m][p].mean if data[m][p] else 0 for m in models]
         es = [data[m][p].half_width if data[m][p] else 0 for m in models]
         ax.bar(xs, ys, w, yerr=es, capsize=3, label=p, color=plt.cm.plasma(0.15 + 0.3 * i))
-    ax.set_xticks(range(len(models)), models)
+    ax.set_xticks(range(len(models)), [m.replace(" (", "\n(") for m in models])
     ax.set_yscale("log")
     ax.set_ylabel("latency (ms, mean of per-run percentile ± 95% CI)")
     ax.set_title(f"{clients} clients, server on {cores} core{'s' if cores > 1 else ''}")
@@ -456,14 +499,15 @@ def fig15(results, rows, out):
 
 def fig16(rows, out):
     name = "fig16_cpu_per_request"
-    data = [b for b in an.bottleneck(rows) if b["server_ms"] and b["pg_ms"]]
+    data = [b for b in an.bottleneck(rows) + an.bottleneck(rows, floor=True)
+            if b["server_ms"] and b["pg_ms"]]
     if not data:
         return placeholder(out, name, "no scaling runs with CPU accounting")
     fig, axes = _fig(8, 4.2)
     ax = axes[0][0]
     models = [b["model"] for b in data]
     bottom = [0.0] * len(data)
-    for part, c, label in (("server_ms", "#1f77b4", "exchange server"),
+    for part, c, label in (("server_ms", "#1f77b4", "exchange server (or exchange-floor)"),
                            ("pg_ms", "#2ca02c", "PostgreSQL"), ("client_ms", "#c7c7c7", "bench client")):
         vals = [(b[part].mean * 1000 if b[part] else 0) for b in data]
         ax.bar(range(len(data)), vals, 0.6, bottom=bottom, color=c, label=label)
@@ -471,7 +515,7 @@ def fig16(rows, out):
     for i, b in enumerate(data):
         ax.annotate(f"{b['clients']} cl.\n{b['throughput'].mean:.0f}/s", (i, bottom[i]),
                     ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(data)), models)
+    ax.set_xticks(range(len(data)), [m.replace(" (", "\n(") for m in models], fontsize=8)
     ax.set_ylabel("CPU µs per request (whole run)")
     ax.set_title(f"at each model's best throughput, {data[0]['cores']} core(s)")
     ax.legend(fontsize=8)

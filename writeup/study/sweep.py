@@ -166,7 +166,7 @@ class Runner:
                 s.stop()
             what = "the durable floor" if run.servers[0].binary == "floor" else "the server"
             return {"skip": f"{run.experiment}: model '{run.servers[0].model}' unknown to {what} ({e})"}
-        except procs.ServerFailed as e:
+        except (procs.ServerFailed, OSError) as e:  # OSError: the binary vanished (a rebuild)
             for s in servers:
                 s.stop()
             row.update(status="failed", note=f"server: {e}"[:300])
