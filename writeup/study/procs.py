@@ -78,6 +78,23 @@ def client_caps(client_bin: str) -> Caps:
     return Caps(flags=set(re.findall(r"--([a-z0-9][a-z0-9-]*)", text)))
 
 
+def describe_binary(path: str) -> dict:
+    """Which build a run used: path, modification time (UTC) and the start of its SHA-256 (the
+    git commit in runs.csv is the checkout's, which a later rebuild may not match)."""
+    import hashlib
+    from datetime import datetime, timezone
+    try:
+        st = os.stat(path)
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as e:
+        return {"path": path, "error": str(e)}
+    return {"path": path, "sha256": h.hexdigest()[:16],
+            "mtime": datetime.fromtimestamp(st.st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
 # ---- PostgreSQL -----------------------------------------------------------------------------
 
 def _psql_bin() -> str:

@@ -524,6 +524,9 @@ class Runner:
             "skipped": skipped, "runs": len(todo), "failed_runs": failures,
             "seconds": round(time.monotonic() - started, 1),
             "reps_override": self.args.reps,
+            "binaries": {name: procs.describe_binary(path) for name, path in
+                         (("server", self.server_bin), ("client", self.client_bin),
+                          ("floor", self.floor_bin if self.floor_caps else None)) if path},
             "placement": self.args.placement,
             "invocations": history,
         }
