@@ -1,8 +1,6 @@
 // exchange-server: flags -> configuration -> load state from PostgreSQL -> serve with the
 // chosen concurrency model until SIGINT/SIGTERM -> finish in-flight requests within the grace
 // period -> exit 0 (everything drained) or 3 (requests had to be failed).
-#include <sys/resource.h>
-
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +15,7 @@
 #include "app/metrics.hpp"
 #include "app/request_handler.hpp"
 #include "app/shutdown.hpp"
+#include "cli/serving_flags.hpp"
 #include "concurrency/model.hpp"
 #include "net/admin_http.hpp"
 #include "net/listener.hpp"
@@ -33,16 +32,9 @@ namespace po = boost::program_options;
 namespace {
 
 struct Config {
-  std::string bind = "0.0.0.0";
-  unsigned port = 12345;
-  std::string db;
-  std::string model = "pool";
-  unsigned threads = 4;
-  unsigned min_threads = 4;
-  unsigned max_threads = 1024;
+  cli::ServingFlags serving;  // port 12345, 0.0.0.0, --db, pool, threads, log level
   unsigned simulated_io_ms_per_child = 0;
   std::string metrics_path;
-  std::string log_level = "info";
   bool reset = false;
   std::string schema_path;
   std::size_t max_request_bytes = 1 << 20;
@@ -59,37 +51,21 @@ struct Config {
   unsigned projector_delay_ms = 0;  // hidden test aid
 };
 
-std::string models_help() {
-  std::string out = "concurrency model:";
-  for (const auto& m : concurrency::all_models()) out += "\n  " + m.name + ": " + m.description;
-  return out;
-}
-
 // Returns false (after printing) when the process should exit with `exit_code`.
 bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   po::options_description opts("exchange-server: the order-matching exchange (XML over TCP)");
-  opts.add_options()("help,h", "show this help and exit")(
-      "port", po::value(&cfg.port)->default_value(cfg.port), "TCP port to listen on")(
-      "bind", po::value(&cfg.bind)->default_value(cfg.bind),
-      "IPv4 address to listen on (127.0.0.1 keeps it local; the protocol has no "
-      "authentication)")("db", po::value(&cfg.db),
-                         "PostgreSQL connection string or URI (default: $DATABASE_URL); for high "
-                         "availability list every node and ask for the writable one: "
-                         "postgresql://u@host1:5432,host2:5432/db?target_session_attrs=read-write")(
-      "concurrency", po::value(&cfg.model)->default_value(cfg.model), models_help().c_str())(
-      "threads", po::value(&cfg.threads)->default_value(cfg.threads),
-      "worker threads of the fixed pool (--concurrency pool)")(
-      "min-threads", po::value(&cfg.min_threads)->default_value(cfg.min_threads),
-      "fewest threads of the self-sizing pools (fotp, adaptive; adaptive also keeps at least "
-      "one per core)")("max-threads", po::value(&cfg.max_threads)->default_value(cfg.max_threads),
-                       "most threads of the self-sizing pools (fotp, adaptive)")(
+  cli::add_serving_flags(
+      opts, cfg.serving,
+      "IPv4 address to listen on (127.0.0.1 keeps it local; the protocol has no authentication)",
+      "PostgreSQL connection string or URI (default: $DATABASE_URL); for high availability list "
+      "every node and ask for the writable one: "
+      "postgresql://u@host1:5432,host2:5432/db?target_session_attrs=read-write");
+  opts.add_options()(
       "metrics", po::value(&cfg.metrics_path),
       "write one CSV row per second to this file: time, arrivals, completions, mean and p99 "
       "service ms, threads, busy threads, queue length, open connections, RSS KiB, pool target, "
       "database timeouts and reconnects, projection lag (journal entries not yet in the "
       "tables)")(
-      "log-level", po::value(&cfg.log_level)->default_value(cfg.log_level),
-      "error | warn | info | debug (debug shows every pool resize)")(
       "simulated-io-ms-per-child",
       po::value(&cfg.simulated_io_ms_per_child)->default_value(cfg.simulated_io_ms_per_child),
       "benchmarking aid: each child of a request sleeps this many ms in the thread running the "
@@ -138,46 +114,10 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   hidden.add_options()("projector-delay-ms", po::value(&cfg.projector_delay_ms));
   po::options_description all;
   all.add(opts).add(hidden);
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, all), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    EXCHANGE_LOG(error) << e.what() << " (try --help)";
-    exit_code = 2;
+  if (auto status = cli::parse_serving_flags(argc, argv, opts, all, cfg.serving)) {
+    exit_code = *status;
     return false;
   }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    exit_code = 0;
-    return false;
-  }
-  if (cfg.db.empty()) {
-    const char* env = std::getenv("DATABASE_URL");
-    if (env) cfg.db = env;
-  }
-  if (cfg.db.empty()) {
-    EXCHANGE_LOG(error) << "no database: pass --db or set DATABASE_URL";
-    exit_code = 2;
-    return false;
-  }
-  if (!concurrency::find_model(cfg.model)) {
-    EXCHANGE_LOG(error) << "unknown --concurrency '" << cfg.model << "'\n" << models_help();
-    exit_code = 2;
-    return false;
-  }
-  if (cfg.port > 65535) {
-    EXCHANGE_LOG(error) << "--port must be at most 65535";
-    exit_code = 2;
-    return false;
-  }
-  util::LogLevel level;
-  if (!util::parse_log_level(cfg.log_level, level)) {
-    EXCHANGE_LOG(error) << "--log-level must be error, warn, info or debug";
-    exit_code = 2;
-    return false;
-  }
-  util::set_log_level(level);
   if (cfg.max_connections < 1 || cfg.max_children < 1 || cfg.read_timeout_ms < 1 ||
       cfg.max_request_bytes < 1) {
     EXCHANGE_LOG(error) << "--max-connections, --max-children, --read-timeout-ms and "
@@ -200,32 +140,7 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     exit_code = 2;
     return false;
   }
-  if (cfg.max_threads < 1 || cfg.min_threads > cfg.max_threads) {
-    EXCHANGE_LOG(error) << "need 1 <= --max-threads and --min-threads <= --max-threads";
-    exit_code = 2;
-    return false;
-  }
   return true;
-}
-
-// Each connection holds a descriptor, so the usual soft limit of 1024 would be hit long before
-// --max-connections: raise it to the hard limit, and say so if even that is too low.
-void raise_descriptor_limit(const Config& cfg) {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
-  if (lim.rlim_cur < lim.rlim_max) {
-    rlimit raised = lim;
-    raised.rlim_cur = lim.rlim_max;
-    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
-  }
-  // Beyond the connections: the listener, PostgreSQL connections, logs, and one per worker of
-  // the self-sizing pools (adaptive reads its own schedstat file).
-  const rlim_t needed = cfg.max_connections + cfg.max_threads + 64;
-  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < needed)
-    EXCHANGE_LOG(warn) << "the descriptor limit (ulimit -n) is " << lim.rlim_cur << ", below the "
-                       << needed << " that --max-connections " << cfg.max_connections
-                       << " may need: connections beyond it fail at accept instead of getting "
-                          "'Server busy'; raise the hard limit or lower --max-connections";
 }
 
 std::string schema_sql(const Config& cfg) {
@@ -243,7 +158,9 @@ int main(int argc, char** argv) {
   Config cfg;
   int exit_code = 0;
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
-  raise_descriptor_limit(cfg);
+  // Beyond the connections: the listener, PostgreSQL connections, logs, and one per worker of
+  // the self-sizing pools (adaptive reads its own schedstat file).
+  cli::raise_descriptor_limit(cfg.max_connections + cfg.serving.max_threads + 64);
   protocol::ParseLimits parse_limits;
   parse_limits.max_children = cfg.max_children;
   protocol::set_default_parse_limits(parse_limits);
@@ -254,14 +171,15 @@ int main(int argc, char** argv) {
   // Signals are taken by one thread; every thread started later inherits the mask.
   app::Shutdown shutdown{std::chrono::milliseconds(cfg.shutdown_grace_ms)};
   const auto db_timeout = std::chrono::milliseconds(cfg.db_timeout_ms);
-  cfg.db = store::with_connection_bounds(cfg.db, store::bounds_for_timeout(db_timeout));
+  cfg.serving.db =
+      store::with_connection_bounds(cfg.serving.db, store::bounds_for_timeout(db_timeout));
 
   try {
-    concurrency::ModelOptions options;
+    concurrency::ModelOptions options = cli::model_options(cfg.serving);
     app::Metrics& metrics = *options.metrics;
-    app::Health health(cfg.db, db_timeout);
+    app::Health health(cfg.serving.db, db_timeout);
     app::ExchangeOptions exchange_options;
-    exchange_options.conninfo = cfg.db;
+    exchange_options.conninfo = cfg.serving.db;
     exchange_options.db_timeout = db_timeout;
     exchange_options.closed_orders_cached = cfg.closed_orders_cached;
     exchange_options.journal_keep = cfg.journal_keep;
@@ -269,8 +187,8 @@ int main(int argc, char** argv) {
     app::Exchange exchange(exchange_options, metrics, shutdown.stop_flag(),
                            [&health] { health.database_answered(); });
     {
-      auto setup =
-          store::connect_with_retry(cfg.db, cfg.db_wait_seconds, &shutdown.stop_flag(), db_timeout);
+      auto setup = store::connect_with_retry(cfg.serving.db, cfg.db_wait_seconds,
+                                             &shutdown.stop_flag(), db_timeout);
       setup->apply_schema(schema_sql(cfg));
       if (cfg.reset) {
         setup->reset();
@@ -280,10 +198,7 @@ int main(int argc, char** argv) {
     }
     app::RequestHandler handler(exchange, metrics);
 
-    net::Listener listener(cfg.bind, static_cast<std::uint16_t>(cfg.port));
-    options.threads = cfg.threads;
-    options.min_threads = cfg.min_threads;
-    options.max_threads = cfg.max_threads;
+    net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));
     options.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
     options.metrics->set_db_counters([&exchange] {
       return app::Metrics::DbCounters{static_cast<long>(store::Watchdog::shared().timeouts()),
@@ -293,7 +208,7 @@ int main(int argc, char** argv) {
     options.limits.max_request_bytes = cfg.max_request_bytes;
     options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
     options.limits.max_connections = cfg.max_connections;
-    auto model = concurrency::find_model(cfg.model)->make(options);
+    auto model = concurrency::find_model(cfg.serving.model)->make(options);
 
     metrics.set_state([&exchange] { return exchange.state(); });
     std::unique_ptr<net::AdminHttpServer> admin;
@@ -335,8 +250,8 @@ int main(int argc, char** argv) {
       app::Shutdown& s;
       ~ActionsEnd() { s.finished(); }
     } actions_end{shutdown};
-    EXCHANGE_LOG(info) << "serving on " << cfg.bind << ":" << listener.port() << " with model "
-                       << cfg.model << " (" << exchange.order_count()
+    EXCHANGE_LOG(info) << "serving on " << cfg.serving.bind << ":" << listener.port()
+                       << " with model " << cfg.serving.model << " (" << exchange.order_count()
                        << " orders loaded, next order id " << exchange.next_order_id() << ")";
     if (!shutdown.stop_flag().requested()) model->run(listener, handler);
     // What the projector has not written yet is in the journal: the next start replays it. A
@@ -346,17 +261,7 @@ int main(int argc, char** argv) {
     options.metrics->stop();
     EXCHANGE_LOG(info) << "stopped after " << exchange.summary();
   } catch (const std::exception& e) {
-    if (shutdown.stop_flag().requested()) {
-      EXCHANGE_LOG(warn) << "stopped before serving: " << e.what();
-      return 0;
-    }
-    EXCHANGE_LOG(error) << e.what();
-    return 1;
+    return cli::fatal_status(shutdown, e);
   }
-  if (shutdown.forced()) {
-    EXCHANGE_LOG(warn) << "exiting " << app::Shutdown::kNotDrained
-                       << ": requests still waiting after the grace period were failed";
-    return app::Shutdown::kNotDrained;
-  }
-  return 0;
+  return cli::exit_status(shutdown);
 }

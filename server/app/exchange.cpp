@@ -30,7 +30,7 @@ Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopF
             metrics_.committed(batch.requests, std::chrono::steady_clock::now() - started);
             if (on_commit_) on_commit_();
           },
-          [this](store::Ticket failed, store::Outcome outcome) {
+          [this](store::Batcher&, store::Ticket failed, store::Outcome outcome) {
             metrics_.commit_failed();
             recover(failed, outcome);
           },
@@ -167,10 +167,7 @@ std::string Exchange::summary() const {
   const auto stats = batcher_.stats();
   const auto counts = writer_.counts();
   std::ostringstream out;
-  out << stats.requests << " journaled requests in " << stats.batches << " commits (mean "
-      << (stats.batches ? stats.requests / double(stats.batches) : 0.0) << " requests and "
-      << (stats.batches ? stats.write_microseconds / 1000.0 / stats.batches : 0.0)
-      << " ms per commit); database: " << store::Watchdog::shared().timeouts()
+  out << store::Batcher::describe(stats) << "; database: " << store::Watchdog::shared().timeouts()
       << " calls cut off by --db-timeout-ms, " << counts.broken_commits
       << " commits on a broken connection, " << counts.reconnects << " write reconnects, "
       << reloads_.load() << " state reloads";

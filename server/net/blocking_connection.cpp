@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <optional>
 
 #include "net/session.hpp"
 
@@ -16,10 +15,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// No deadline is the latest time point (a plain value rather than std::optional, which GCC's
+// -Wmaybe-uninitialized misreads in release builds).
+constexpr Clock::time_point kNoDeadline = Clock::time_point::max();
+
 // Milliseconds left until `deadline` (none: wait a minute and look again), at least 0.
-int poll_timeout(const std::optional<Clock::time_point>& deadline) {
-  if (!deadline) return 60000;
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+int poll_timeout(Clock::time_point deadline) {
+  if (deadline == kNoDeadline) return 60000;
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
   // In slices of at most a minute: poll() takes an int, --read-timeout-ms may not fit.
   return static_cast<int>(std::clamp<long long>(left, 0, 60000));
 }
@@ -27,7 +30,7 @@ int poll_timeout(const std::optional<Clock::time_point>& deadline) {
 enum class Io { Done, Failed, TimedOut };
 
 // Writes all of `bytes` before the deadline; a peer that stops reading fails at the deadline.
-Io send_all(int fd, const std::string& bytes, const std::optional<Clock::time_point>& deadline) {
+Io send_all(int fd, const std::string& bytes, Clock::time_point deadline) {
   std::size_t sent = 0;
   while (sent < bytes.size()) {
     ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -37,7 +40,7 @@ Io send_all(int fd, const std::string& bytes, const std::optional<Clock::time_po
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (deadline && Clock::now() >= *deadline) return Io::TimedOut;
+      if (Clock::now() >= deadline) return Io::TimedOut;
       pollfd p{fd, POLLOUT, 0};
       ::poll(&p, 1, poll_timeout(deadline));
       continue;
@@ -52,7 +55,7 @@ Io send_all(int fd, const std::string& bytes, const std::optional<Clock::time_po
 void serve_blocking(int fd, const ConnectionLimits& limits,
                     const std::function<std::string(const std::string&)>& handle) {
   Session session(limits);
-  std::optional<Clock::time_point> deadline;
+  Clock::time_point deadline = kNoDeadline;
   char buf[16384];
   session.started();
   for (;;) {
@@ -79,7 +82,7 @@ void serve_blocking(int fd, const ConnectionLimits& limits,
           deadline = Clock::now() + limits.read_timeout;
           break;
         case Session::Action::Kind::StopDeadline:
-          deadline.reset();
+          deadline = kNoDeadline;
           break;
         case Session::Action::Kind::Close:
           return;  // the caller closes `fd`
@@ -91,7 +94,7 @@ void serve_blocking(int fd, const ConnectionLimits& limits,
       session.failed();
       continue;
     }
-    if (deadline && Clock::now() >= *deadline) {
+    if (Clock::now() >= deadline) {
       session.timed_out();
       continue;
     }

@@ -1,5 +1,7 @@
 #include "store/batcher.hpp"
 
+#include <sstream>
+
 #include "util/log.hpp"
 
 namespace store {
@@ -109,6 +111,15 @@ Batcher::Stats Batcher::stats() const {
   return stats_;
 }
 
+std::string Batcher::describe(const Stats& stats) {
+  std::ostringstream out;
+  out << stats.requests << " journaled requests in " << stats.batches << " commits (mean "
+      << (stats.batches ? stats.requests / double(stats.batches) : 0.0) << " requests and "
+      << (stats.batches ? stats.write_microseconds / 1000.0 / stats.batches : 0.0)
+      << " ms per commit)";
+  return out.str();
+}
+
 void Batcher::run() {
   for (;;) {
     Batch batch;
@@ -143,7 +154,7 @@ void Batcher::run() {
     }
 
     if (outcome != Outcome::Committed) {
-      recover_(ticket, outcome);
+      recover_(*this, ticket, outcome);
       continue;
     }
     const std::size_t requests = batch.requests;

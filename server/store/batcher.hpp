@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -47,7 +48,7 @@ class Batcher {
   // engine from the database.
   using WriteFn = std::function<void(const Batch&, Ticket)>;
   using Done = std::function<void(Outcome)>;
-  using RecoverFn = std::function<void(Ticket failed, Outcome outcome)>;
+  using RecoverFn = std::function<void(Batcher& batcher, Ticket failed, Outcome outcome)>;
   // Runs on the writer thread after each successful write, in commit order, before the
   // batch's replies are released.
   using CommittedFn = std::function<void(Batch&& committed)>;
@@ -91,6 +92,8 @@ class Batcher {
     std::uint64_t write_microseconds = 0;  // time spent in committed writes
   };
   Stats stats() const;
+  // "N journaled requests in M commits (mean R requests and T ms per commit)", for the log.
+  static std::string describe(const Stats& stats);
 
  private:
   void run();
