@@ -21,8 +21,11 @@ def test_floor_runs_in_every_cell_with_its_own_database():
     assert all(r.servers[0].binary == "floor" and r.servers[0].db == "writeup_floor" for r in floor)
     server = [r for r in runs if r.params["system"] == "server"]
     assert len(server) == 2 * 2 * 2 * 2 and all(r.servers[0].binary == "server" for r in server)
-    # Side by side: each repetition of a cell runs every model and then the floor.
+    # Side by side: each repetition of a cell runs every model and then the floor,
     assert [r.cell for r in runs[:3]] == ["reactor-c4-k1", "pool-c4-k1", "floor-reactor-c4-k1"]
+    # ...and both core counts of a repetition before the next repetition.
+    assert [(r.cell, r.rep) for r in runs[3:7]] == [("reactor-c4-k2", 1), ("pool-c4-k2", 1),
+                                                    ("floor-reactor-c4-k2", 1), ("reactor-c4-k1", 2)]
     assert not ctx.skipped
 
 

@@ -27,7 +27,7 @@ NUMERIC = {
     "first_jit_3sd", "first_jit_4sd", "disagreements", "total_requests", "wall_s",
     "server_cpu_s", "pg_cpu_s", "client_cpu_s", "pg_commits", "server_threads_max",
     "server_rss_kb_max", "server_vsz_kb_max", "server_sockets_max", "srv_requests", "srv_commits",
-    "srv_commit_ms",
+    "srv_commit_ms", "host_load1", "host_cpu_some10",
 }
 
 MODEL_ORDER = ex.MODELS

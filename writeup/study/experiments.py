@@ -147,9 +147,11 @@ def _usable_models(ctx: Context, models: list[str], exp: str) -> list[str]:
 
 
 def scaling(cfg: dict, reps: int, ctx: Context) -> list[RunSpec]:
-    """Every model x clients x cores, and the durable floor in the same cells. Within a core
-    count the runs go clients -> repetition -> system, so the models and the floor of one cell
-    run side by side and a burst of load from elsewhere hits them alike."""
+    """Every model x clients x cores, and the durable floor in the same cells. The runs go
+    clients -> repetition -> cores -> system, so the models and the floor of one cell, and the
+    1- and 2-core cells of one client count, run side by side: a stretch of load from elsewhere
+    on this shared machine (another checkout's build or tests) hits them alike instead of
+    landing on one core count or on the floor alone."""
     runs = []
     floor = []
     if cfg.get("floor_models"):
@@ -163,14 +165,15 @@ def scaling(cfg: dict, reps: int, ctx: Context) -> list[RunSpec]:
                     ctx.skip(f"scaling: the durable floor has no model '{m}'")
     models = _usable_models(ctx, cfg["models"], "scaling")
     systems = [("server", m) for m in models] + [("floor", m) for m in floor]
-    for cores in _usable_cores(ctx, cfg["cores"], "scaling"):
-        for clients in cfg["clients"]:
-            args = ["--mode", "closed", "--clients", str(clients), "--duration",
-                    str(cfg["duration"]), "--warmup", str(cfg["warmup"]), "--workload",
-                    "orders", "--timeout", "60"]
-            if cfg["persistent"]:
-                args.append("--persistent")
-            for rep in range(1, reps + 1):
+    cores_list = _usable_cores(ctx, cfg["cores"], "scaling")
+    for clients in cfg["clients"]:
+        args = ["--mode", "closed", "--clients", str(clients), "--duration",
+                str(cfg["duration"]), "--warmup", str(cfg["warmup"]), "--workload",
+                "orders", "--timeout", "60"]
+        if cfg["persistent"]:
+            args.append("--persistent")
+        for rep in range(1, reps + 1):
+            for cores in cores_list:
                 for system, model in systems:
                     prefix = "floor-" if system == "floor" else ""
                     runs.append(RunSpec(

@@ -78,6 +78,26 @@ def client_caps(client_bin: str) -> Caps:
     return Caps(flags=set(re.findall(r"--([a-z0-9][a-z0-9-]*)", text)))
 
 
+def load1() -> float | None:
+    """The 1-minute load average of the machine (other people's jobs included)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def cpu_pressure10() -> float | None:
+    """PSI: share (%) of the last 10 s in which some runnable task waited for a CPU."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            for line in f:
+                if line.startswith("some"):
+                    return float(line.split("avg10=")[1].split()[0])
+    except (OSError, IndexError, ValueError):
+        pass
+    return None
+
+
 def describe_binary(path: str) -> dict:
     """Which build a run used: path, modification time (UTC) and the start of its SHA-256 (the
     git commit in runs.csv is the checkout's, which a later rebuild may not match)."""

@@ -228,12 +228,36 @@ class Report:
                "they mostly use core 1 but also compete with the server on core 0; with '2 "
                "cores' all three compete for both. Nothing here isolates the server the way "
                "seed 004's dedicated SPARCstation did, and other engineers' builds ran on the "
-               "same machine while we measured; the confidence intervals carry that noise.")
+               "same machine while we measured; the confidence intervals carry that noise."
+               + self.load_text())
         self.w("**Cost accounting.** For every run the runner reads the CPU time of the server "
                "(`/proc/PID/stat`), of PostgreSQL (the postmaster, its reaped children and every "
                "live backend) and of the client (its rusage), and PostgreSQL's committed "
                "transactions (`pg_stat_database.xact_commit`) before and after; per-request "
                "costs divide by every request of the run (setup and warm-up included).")
+
+    def load_text(self) -> str:
+        """How busy the shared machine was during the main sweep (runs.csv host_load1)."""
+        rs = [r for r in self.rows if r["experiment"] == "scaling" and r["status"] == "ok"
+              and isinstance(r.get("host_load1"), (int, float))]
+        if not rs:
+            return ""
+        loads = sorted(r["host_load1"] for r in rs)
+        by_k = {}
+        for r in rs:
+            by_k.setdefault(r["cores"], []).append(r["host_load1"])
+        nproc = self.manifest.get("machine", {}).get("nproc") or 2
+        busy = sum(1 for x in loads if x > 2 * nproc)
+        return (f" During the main sweep the 1-minute load average just before each run (our "
+                f"previous run's tail included, about 1–3 by itself) had median "
+                f"{stats.percentile(loads, 50):.1f} and ranged {loads[0]:.1f}–{loads[-1]:.1f}"
+                + (" (" + ", ".join(f"{k} core{'s' if k > 1 else ''}: median "
+                                    f"{stats.percentile(v, 50):.1f}" for k, v in sorted(by_k.items())) + ")"
+                   if len(by_k) > 1 else "")
+                + f"; {busy} of {len(loads)} runs started above {2 * nproc}. The runs of one "
+                "client count go repetition by repetition, each repetition running both core "
+                "counts and every model and the floor back to back, so such load falls on all "
+                "of them alike rather than on one core count or on the floor.")
 
     def machine(self):
         m = self.manifest
@@ -466,9 +490,15 @@ class Report:
             fm = sorted(fl1)[0]
             if fm in flk:
                 r = max(p[1].mean for p in flk[fm]) / max(p[1].mean for p in fl1[fm])
-                txt.append(f"The floor itself gains {r:.2f}× from a second core (peak vs peak): "
-                           "its work is mostly the group commit's round trip and PostgreSQL's "
-                           "commit, which run outside the pinned process.")
+                if r > 1.1:
+                    txt.append(f"The floor itself gains {r:.2f}× from a second core (peak vs peak).")
+                else:
+                    txt.append(f"The floor itself does {'no better' if r >= 0.9 else 'worse'} on 2 "
+                               f"cores ({r:.2f}× its 1-core peak): its own process needs little "
+                               "CPU, the group commit's round trip and PostgreSQL's commit run "
+                               "outside it, and with '1 core' PostgreSQL and the bench have core 1 "
+                               "mostly to themselves while with '2 cores' every process shares "
+                               "both.")
         txt.append("Everything between a model's line and the floor is the exchange's own work "
                    "per request: parsing, matching under the engine lock and rendering in the "
                    "server, and, on the same two cores, the projector's upserts in PostgreSQL "

@@ -40,6 +40,9 @@ COLUMNS = [
     # what and where
     "experiment", "cell", "rep", "status", "note", "started_at", "git_commit",
     "nproc", "cpu_model", "kernel", "mem_gib", "pg_version",
+    # how busy the shared machine was: 1-minute load average before the run (our own processes
+    # not yet started) and the CPU pressure (PSI "some", 10 s average) at its end
+    "host_load1", "host_cpu_some10",
     # the cell
     "system", "model", "threads", "server_args", "cores", "cpu_list", "replicas", "clients", "mode", "rate",
     "workload", "orders_per_request", "persistent", "client_threads", "sim_io_ms", "duration_s",
@@ -152,6 +155,7 @@ class Runner:
             "cpu_list": run.servers[0].cpu_list or "",
         }
         row.update({k: v for k, v in run.params.items() if k != "note"})
+        row["host_load1"] = procs.load1()
         servers: list[procs.Server] = []
         metrics_path = base / f"{stem}_metrics.csv" if run.metrics and self.server_caps.has("metrics") else None
         try:
@@ -204,6 +208,7 @@ class Runner:
             else:
                 self._hold_idle(run, servers, row)
             wall = time.monotonic() - t0
+            row["host_cpu_some10"] = procs.cpu_pressure10()
             for s in servers:
                 s.sample()
             srv_cpu1 = [s.cpu_seconds() or 0.0 for s in servers]
