@@ -45,17 +45,18 @@ void Metrics::set_state(std::function<StateGauges()> state) {
   state_ = std::move(state);
 }
 
+Metrics::Sample Metrics::sample() {
+  Sample out;
+  std::lock_guard<std::mutex> lock(gauges_mutex_);
+  if (gauges_) out.gauges = gauges_();
+  if (db_counters_) out.db = db_counters_();
+  if (state_) out.state = state_();
+  return out;
+}
+
 std::string Metrics::prometheus_text() {
   namespace p = prometheus;
-  Gauges g;
-  DbCounters db;
-  StateGauges st;
-  {
-    std::lock_guard<std::mutex> lock(gauges_mutex_);
-    if (gauges_) g = gauges_();
-    if (db_counters_) db = db_counters_();
-    if (state_) st = state_();
-  }
+  const auto [g, db, st] = sample();
   std::string out;
   out.reserve(16384);
   static const char* kRootNames[kRoots] = {"create", "transactions", "invalid"};
@@ -206,15 +207,7 @@ void Metrics::write_row() {
     samples.swap(samples_ns_);
   }
   std::uint64_t arrivals = arrivals_.exchange(0, std::memory_order_relaxed);
-  Gauges g;
-  DbCounters db;
-  StateGauges st;
-  {
-    std::lock_guard<std::mutex> lock(gauges_mutex_);
-    if (gauges_) g = gauges_();
-    if (db_counters_) db = db_counters_();
-    if (state_) st = state_();
-  }
+  const auto [g, db, st] = sample();
   std::int64_t mean = 0, p99 = 0;
   if (!samples.empty()) {
     mean = std::accumulate(samples.begin(), samples.end(), std::int64_t{0}) /
@@ -238,7 +231,8 @@ void Metrics::write_row() {
   field(out_, g.target);
   field(out_, db.timeouts);
   field(out_, db.reconnects);
-  field(out_, st.journal_seq >= 0 && st.projected_seq >= 0 ? st.journal_seq - st.projected_seq : -1);
+  field(out_,
+        st.journal_seq >= 0 && st.projected_seq >= 0 ? st.journal_seq - st.projected_seq : -1);
   out_ << '\n' << std::flush;
 }
 

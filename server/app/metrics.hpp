@@ -96,6 +96,13 @@ class Metrics {
  private:
   void write_loop();
   void write_row();
+  // Every gauge function's current values, taken together under gauges_mutex_.
+  struct Sample {
+    Gauges gauges;
+    DbCounters db;
+    StateGauges state;
+  };
+  Sample sample();
 
   static constexpr int kRoots = 3, kOutcomes = 4;
   std::atomic<std::uint64_t> answered_[kRoots][kOutcomes] = {};
