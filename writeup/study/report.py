@@ -269,7 +269,9 @@ class Report:
                f"| kernel | {mach.get('kernel', '?')} |",
                f"| memory | {mach.get('mem_gib', '?')} GiB |",
                f"| PostgreSQL | {m.get('pg_version', '?')} (fsync and synchronous_commit on) |",
-               f"| git commit | `{m.get('git_commit', '?')}` |",
+               f"| git commit (last sweep) | `{m.get('git_commit', '?')}` |",
+               *[f"| {name} binary (last sweep) | built {b.get('mtime', '?')}, SHA-256 `{b.get('sha256', '?')}…` |"
+                 for name, b in (m.get("binaries") or {}).items() if name != "client"],
                f"| server models found | {', '.join(m.get('server_models', [])) or '?'} |",
                f"| durable floor (exchange-floor) | "
                + (f"models {', '.join(m['floor_models'])}" if m.get('floor_models') else "not found: floor not measured")
@@ -290,6 +292,8 @@ class Report:
                     + (" (replacing its earlier rows)" if i.get("replace") else " (appended)"))
             if i.get("reps"):
                 what += f", {i['reps']} repetitions"
+            if i.get("superseded"):
+                what += "; its rows were replaced by a later rerun (kept in writeup/cache/old-results/)"
             commit = (i.get("git_commit") or "?")[:12]
             out.append(f"| sweep: {what} | {i.get('runs', '?')} runs in {i.get('seconds', '?')} s, "
                        f"commit `{commit}`, finished {i.get('finished_at', '?')} |")
@@ -471,30 +475,41 @@ class Report:
                        f"the floor**"
                        + (" (its interval includes 1: not distinguishable from the floor)"
                           if r - h <= 1.0 <= r + h else "") + ".")
-        if summary:
-            k, c, best, (_, r, h, fm), fci, mci, p99, fp99 = summary[-1]
-            if c == 64:
-                met = r >= 0.8 and p99 is not None and p99.mean <= 5.0
-                txt.append(f"The throughput issue asks for at least 0.8 of the floor with p99 ≤ 5 "
-                           f"ms at 64 persistent clients: on {k} core{'s' if k > 1 else ''} that is "
-                           f"**{'met' if met else 'not met'}** here"
-                           + ("" if met else
-                              f" ({'share ' + format(r, '.2f') if r < 0.8 else ''}"
-                              f"{', ' if r < 0.8 and (p99 is None or p99.mean > 5) else ''}"
-                              f"{'p99 ' + num(p99.mean, 1) + ' ms' if p99 is not None and p99.mean > 5 else ''})")
-                           + (f"; the floor's own p99 is {num(fp99.mean, 1)} ms, so 5 ms is at the "
-                              "edge of what durability costs on this machine" if fp99 and fp99.mean > 3 else "")
-                           + ".")
+        judged = []
+        for k, c, best, (_, r, h, fm), fci, mci, p99, fp99 in summary:
+            if c != 64:
+                continue
+            met = r >= 0.8 and p99 is not None and p99.mean <= 5.0
+            why = [f"share {r:.2f}"] if r < 0.8 else []
+            if p99 is None or p99.mean > 5.0:
+                why.append(f"p99 {num(p99.mean, 1) if p99 else '—'} ms")
+            judged.append(f"on {k} core{'s' if k > 1 else ''} **{'met' if met else 'not met'}**"
+                          + (f" ({', '.join(why)})" if why else "")
+                          + (f", the floor's own p99 being {num(fp99.mean, 1)} ms" if fp99 else ""))
+        if judged:
+            fl = [e[7].mean for e in summary if e[1] == 64 and e[7]]
+            txt.append("The throughput issue asks of the best model at least 0.8 of the floor with "
+                       "p99 ≤ 5 ms at 64 persistent clients: " + "; ".join(judged) + "."
+                       + (" The floor itself stays under 5 ms, so the latency part of the target "
+                          "is within reach of durable request/reply here; the server's extra "
+                          "latency is its own work." if fl and max(fl) <= 5.0 else
+                          " The floor itself misses 5 ms there, so on this machine, at that "
+                          "moment, the latency part of the target is beyond what durability "
+                          "costs." if fl else ""))
         fl1, flk = floor.get(1), floor.get(max(floor)) if floor else None
         if fl1 and flk and max(floor) > 1:
             fm = sorted(fl1)[0]
             if fm in flk:
-                r = max(p[1].mean for p in flk[fm]) / max(p[1].mean for p in fl1[fm])
-                if r > 1.1:
+                pk = max(flk[fm], key=lambda p: p[1].mean)[1]
+                p1 = max(fl1[fm], key=lambda p: p[1].mean)[1]
+                r = pk.mean / p1.mean
+                sep = separated(pk, p1)
+                if sep > 0:
                     txt.append(f"The floor itself gains {r:.2f}× from a second core (peak vs peak).")
                 else:
-                    txt.append(f"The floor itself does {'no better' if r >= 0.9 else 'worse'} on 2 "
-                               f"cores ({r:.2f}× its 1-core peak): its own process needs little "
+                    txt.append(f"The floor itself does {'no better' if sep == 0 else 'worse'} on 2 "
+                               f"cores ({r:.2f}× its 1-core peak"
+                               f"{', the intervals overlapping' if sep == 0 else ''}): its own process needs little "
                                "CPU, the group commit's round trip and PostgreSQL's commit run "
                                "outside it, and with '1 core' PostgreSQL and the bench have core 1 "
                                "mostly to themselves while with '2 cores' every process shares "
@@ -991,14 +1006,40 @@ class Report:
                "projector, so over a long run the projector's write rate bounds throughput too, "
                "and a restart never replays more than that bound (the replay is deterministic: "
                "the same ids and times, so the rebuilt state is the one the clients saw).")
-        if fb:
-            f = max(fb, key=lambda x: x["throughput"].mean)
-            fm = f["model"].removeprefix("floor (").rstrip(")")
+        floor = an.scaling_curves(self.rows, floor=True)
+        cells = [(k, fm, c, x) for k, d in floor.items() for fm, pts in d.items() for c, x, _ in pts]
+        if cells:
+            k, fm, c, x = max(cells, key=lambda e: e[3].mean)
             txt += (f" The durable floor puts a number on the reply path alone: "
-                    f"{cis(f['throughput'], 0)} requests/s at best here (exchange-floor in {fm}, "
-                    f"{f['clients']} clients, {f['cores']} core(s)), which is what durable "
-                    f"request/reply costs on this machine and so the most any model of the "
-                    f"server can reach without changing how requests are made durable.")
+                    f"{cis(x, 0)} requests/s at best here (exchange-floor in {fm}, {c} clients, "
+                    f"{k} core{'s' if k > 1 else ''}), which is what durable request/reply costs "
+                    f"on this machine and so the most any model of the server can reach without "
+                    f"changing how requests are made durable.")
+        b = getattr(self, "bneck", None) or an.bottleneck(self.rows)
+        if fb and b:
+            f = max(fb, key=lambda e: e["throughput"].mean)
+            top = max(b, key=lambda e: e["throughput"].mean)
+            if f.get("commit_ms") and top.get("commit_ms") and f.get("requests_per_group_commit") \
+                    and top.get("requests_per_group_commit"):
+                fu = 1000 * f["commit_ms"].mean / f["requests_per_group_commit"].mean
+                su = 1000 * top["commit_ms"].mean / top["requests_per_group_commit"].mean
+                txt += (f" Both write the same statement through the same writer: on "
+                        f"{top['cores']} core(s) the floor's group commits took "
+                        f"{cis(f['commit_ms'], 2)} ms for {cis(f['requests_per_group_commit'], 1)} "
+                        f"requests ({f['clients']} clients), the server's "
+                        f"{cis(top['commit_ms'], 2)} ms for "
+                        f"{cis(top['requests_per_group_commit'], 1)} ({top['model']}, "
+                        f"{top['clients']} clients), i.e. {fu:.0f} vs {su:.0f} µs of the writer's "
+                        f"time per request.")
+                sep = separated(top["commit_ms"], f["commit_ms"])
+                if sep > 0:
+                    txt += (" The server's commits take longer: PostgreSQL and the two cores "
+                            "also carry the projector's writes and the exchange's own work.")
+                elif sep == 0 and top["requests_per_group_commit"].mean < f["requests_per_group_commit"].mean:
+                    txt += (" A commit costs about the same; the server's batches are smaller "
+                            "because its requests spend longer outside the commit (parsing, "
+                            "matching, rendering, on cores shared with the projector's writes), "
+                            "so fewer of them are waiting when the next commit begins.")
         return txt
 
     # 4 --------------------------------------------------------------------------------------

@@ -507,6 +507,11 @@ class Runner:
             history.append({k: earlier_manifest.get(k) for k in
                             ("mode", "finished_at", "git_commit", "runs", "failed_runs", "seconds")}
                            | {"only": None, "reps": None})
+        if self.args.replace:
+            # Earlier subset runs of only these experiments no longer have rows here.
+            for h in history:
+                if h.get("only") and set(h["only"]) <= set(only) and not h.get("superseded"):
+                    h["superseded"] = True
         history.append({
             "mode": "quick" if self.args.quick else "full",
             "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
