@@ -60,19 +60,6 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// The text of the only <error> of a reply, or a description of what came instead.
-std::string single_error(const std::string& reply) {
-  ParsedReply r;
-  try {
-    parse_reply(reply, r);
-  } catch (const std::exception& e) {
-    return std::string("(not a reply: ") + e.what() + ")";
-  }
-  if (r.items.size() != 1 || std::string(r.items[0].name()) != "error")
-    return "(not a single <error>: " + reply + ")";
-  return r.items[0].text().get();
-}
-
 // Bytes as C-style escapes where not printable ASCII, for failure messages.
 std::string printable(const std::string& bytes) {
   static const char* hex = "0123456789abcdef";

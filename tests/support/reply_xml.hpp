@@ -23,4 +23,18 @@ inline void parse_reply(const std::string& xml, ParsedReply& out) {
     if (child.type() == pugi::node_element) out.items.push_back(child);
 }
 
+// The text of the only <error> of a reply, or a description, in parentheses, of what came
+// instead (so a failed check says what the server sent).
+inline std::string single_error(const std::string& reply) {
+  ParsedReply r;
+  try {
+    parse_reply(reply, r);
+  } catch (const std::exception& e) {
+    return std::string("(not a reply: ") + e.what() + ")";
+  }
+  if (r.items.size() != 1 || std::string(r.items[0].name()) != "error")
+    return "(not a single <error>: " + reply + ")";
+  return r.items[0].text().get();
+}
+
 }  // namespace testing_support
