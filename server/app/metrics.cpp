@@ -70,18 +70,20 @@ std::string Metrics::prometheus_text() {
       p::sample(out, "exchange_requests_total",
                 std::string("root=\"") + kRootNames[r] + "\",outcome=\"" + kOutcomeNames[o] + "\"",
                 static_cast<double>(answered_[r][o].load(std::memory_order_relaxed)));
-  p::header(out, "exchange_request_duration_seconds", "histogram",
-            "From the handler taking a request to its reply, the group-commit wait included.");
-  request_seconds_.render(out, "exchange_request_duration_seconds");
-  p::header(out, "exchange_commit_wait_seconds", "histogram",
-            "How long an applied request waited for its group commit.");
-  commit_wait_seconds_.render(out, "exchange_commit_wait_seconds");
-  p::header(out, "exchange_commit_duration_seconds", "histogram",
-            "Duration of each successful group commit (one statement, one transaction).");
-  commit_seconds_.render(out, "exchange_commit_duration_seconds");
-  p::header(out, "exchange_commit_batch_requests", "histogram",
-            "Requests per successful group commit.");
-  batch_requests_.render(out, "exchange_commit_batch_requests");
+  auto histogram = [&out](const char* name, const char* help, const prometheus::Histogram& h) {
+    p::header(out, name, "histogram", help);
+    h.render(out, name);
+  };
+  histogram("exchange_request_duration_seconds",
+            "From the handler taking a request to its reply, the group-commit wait included.",
+            request_seconds_);
+  histogram("exchange_commit_wait_seconds",
+            "How long an applied request waited for its group commit.", commit_wait_seconds_);
+  histogram("exchange_commit_duration_seconds",
+            "Duration of each successful group commit (one statement, one transaction).",
+            commit_seconds_);
+  histogram("exchange_commit_batch_requests", "Requests per successful group commit.",
+            batch_requests_);
   p::header(out, "exchange_commits_failed_total", "counter",
             "Group commits that failed (their requests got an error; the engine was reloaded).");
   p::sample(out, "exchange_commits_failed_total", "",
