@@ -78,6 +78,9 @@ CREATE TABLE IF NOT EXISTS journal (
   first_order_id BIGINT NOT NULL,
   request        TEXT NOT NULL
 );
+-- The children of `request` the live server refused by a limit (--max-accounts and the like),
+-- as "3,17"; NULL when none. A replay refuses exactly these, whatever the limits are then.
+ALTER TABLE journal ADD COLUMN IF NOT EXISTS refused TEXT;
 
 -- One row: the last journal seq whose effects accounts, positions, orders and executions
 -- hold. The projector updates it in the same statement as those tables, off the reply path.

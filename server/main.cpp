@@ -10,6 +10,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "app/admission.hpp"
 #include "app/exchange.hpp"
 #include "app/health.hpp"
 #include "app/metrics.hpp"
@@ -40,12 +41,14 @@ struct Config {
   std::size_t max_request_bytes = 1 << 20;
   unsigned read_timeout_ms = 30000;
   std::size_t max_connections = 4096;
-  std::size_t max_children = 10000;
+  protocol::ParseLimits parse_limits;  // --max-children, --max-id-length, ...
+  app::Limits limits;                  // --max-accounts, --max-reply-bytes, ...
   std::size_t closed_orders_cached = 100000;
   int db_wait_seconds = 30;
   unsigned admin_port = 0;  // 0: no admin port
   std::string admin_bind = "127.0.0.1";
   unsigned db_timeout_ms = 5000;
+  unsigned ready_max_lag_ms = 10000;
   unsigned shutdown_grace_ms = 10000;
   std::int64_t journal_keep = 0;    // 0: keep the whole journal
   unsigned projector_delay_ms = 0;  // hidden test aid
@@ -81,9 +84,45 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "the previous reply on a session); then it gets an error and is closed")(
       "max-connections", po::value(&cfg.max_connections)->default_value(cfg.max_connections),
       "open connections beyond this many are told 'Server busy' and closed at once")(
-      "max-children", po::value(&cfg.max_children)->default_value(cfg.max_children),
+      "max-children",
+      po::value(&cfg.parse_limits.max_children)->default_value(cfg.parse_limits.max_children),
       "most children of one <create> or <transactions> (each <symbol>'s children count too); "
       "a request with more is refused as a whole")(
+      "max-id-length",
+      po::value(&cfg.parse_limits.max_id_length)->default_value(cfg.parse_limits.max_id_length),
+      "longest id attribute (account or order id), in characters; a request with a longer one "
+      "is refused as a whole")(
+      "max-symbol-length",
+      po::value(&cfg.parse_limits.max_symbol_length)
+          ->default_value(cfg.parse_limits.max_symbol_length),
+      "longest sym attribute, in characters; a request with a longer one is refused as a whole")(
+      "max-attributes",
+      po::value(&cfg.parse_limits.max_attributes)->default_value(cfg.parse_limits.max_attributes),
+      "most attributes on one element; a request with more is refused as a whole")(
+      "max-accounts", po::value(&cfg.limits.max_accounts)->default_value(cfg.limits.max_accounts),
+      "most accounts the exchange holds; creating one more is refused")(
+      "max-symbols", po::value(&cfg.limits.max_symbols)->default_value(cfg.limits.max_symbols),
+      "most symbols the exchange holds; creating one more is refused")(
+      "max-open-orders",
+      po::value(&cfg.limits.max_open_orders)->default_value(cfg.limits.max_open_orders),
+      "most orders resting on all books together; an order that would rest beyond it is "
+      "refused")("max-open-orders-per-account",
+                 po::value(&cfg.limits.max_open_orders_per_account)
+                     ->default_value(cfg.limits.max_open_orders_per_account),
+                 "most resting orders of one account; an order that would rest beyond it is "
+                 "refused")(
+      "max-executions-per-request",
+      po::value(&cfg.limits.max_executions_per_request)
+          ->default_value(cfg.limits.max_executions_per_request),
+      "most executions one request may cause (bounds the time it holds the engine and the rows "
+      "it projects); an order that would go past it is refused before it matches")(
+      "max-reply-ratio",
+      po::value(&cfg.limits.max_reply_ratio)->default_value(cfg.limits.max_reply_ratio),
+      "a reply may be this many times its request's size (64 KiB are always allowed); a "
+      "<query> or <cancel> whose status would go past it is refused")(
+      "max-reply-bytes",
+      po::value(&cfg.limits.max_reply_bytes)->default_value(cfg.limits.max_reply_bytes),
+      "the largest reply, whatever the request's size")(
       "db-wait", po::value(&cfg.db_wait_seconds)->default_value(cfg.db_wait_seconds),
       "seconds to keep retrying at start-up while PostgreSQL is unreachable")(
       "admin-port", po::value(&cfg.admin_port),
@@ -97,6 +136,10 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "connection (the commit's outcome is then read from a fresh one) and the server "
       "reconnects; also sets libpq's connect_timeout, keepalives and tcp_user_timeout unless "
       "--db sets them (loading the whole state may take ten times as long)")(
+      "ready-max-lag-ms", po::value(&cfg.ready_max_lag_ms)->default_value(cfg.ready_max_lag_ms),
+      "/healthz answers 503 (not ready, and why) while the oldest journal entry not yet in the "
+      "SQL tables, or the batch the group commit is at, is older than this; 200 again once "
+      "caught up")(
       "shutdown-grace-ms", po::value(&cfg.shutdown_grace_ms)->default_value(cfg.shutdown_grace_ms),
       "after SIGINT/SIGTERM, how long in-flight requests may take to commit; then the rest get "
       "an error. Exit status: 0 if everything drained, 3 if requests had to be failed, 1 on a "
@@ -118,10 +161,16 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     exit_code = *status;
     return false;
   }
-  if (cfg.max_connections < 1 || cfg.max_children < 1 || cfg.read_timeout_ms < 1 ||
-      cfg.max_request_bytes < 1) {
-    EXCHANGE_LOG(error) << "--max-connections, --max-children, --read-timeout-ms and "
-                           "--max-request-bytes must be at least 1";
+  const auto& pl = cfg.parse_limits;
+  const auto& l = cfg.limits;
+  if (cfg.max_connections < 1 || cfg.read_timeout_ms < 1 || cfg.max_request_bytes < 1 ||
+      pl.max_children < 1 || pl.max_id_length < 1 || pl.max_symbol_length < 1 ||
+      pl.max_attributes < 3 || l.max_accounts < 1 || l.max_symbols < 1 || l.max_open_orders < 1 ||
+      l.max_open_orders_per_account < 1 || l.max_executions_per_request < 1 ||
+      l.max_reply_ratio < 1 || l.max_reply_bytes < app::Limits::kReplyAllowance) {
+    EXCHANGE_LOG(error) << "every --max-... limit must be at least 1 (--max-attributes at least "
+                           "3, --max-reply-bytes at least "
+                        << app::Limits::kReplyAllowance << "), and --read-timeout-ms too";
     exit_code = 2;
     return false;
   }
@@ -132,6 +181,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   }
   if (cfg.journal_keep < 0) {
     EXCHANGE_LOG(error) << "--journal-keep must be 0 (keep everything) or more";
+    exit_code = 2;
+    return false;
+  }
+  if (cfg.ready_max_lag_ms < 1) {
+    EXCHANGE_LOG(error) << "--ready-max-lag-ms must be at least 1";
     exit_code = 2;
     return false;
   }
@@ -161,9 +215,7 @@ int main(int argc, char** argv) {
   // Beyond the connections: the listener, PostgreSQL connections, logs, and one per worker of
   // the self-sizing pools (adaptive reads its own schedstat file).
   cli::raise_descriptor_limit(cfg.max_connections + cfg.serving.max_threads + 64);
-  protocol::ParseLimits parse_limits;
-  parse_limits.max_children = cfg.max_children;
-  protocol::set_default_parse_limits(parse_limits);
+  protocol::set_default_parse_limits(cfg.parse_limits);
 
   // A peer that closes while we write is an error code on that connection (EPIPE), never a
   // signal that ends the process: every send uses MSG_NOSIGNAL, and this covers the rest.
@@ -177,12 +229,13 @@ int main(int argc, char** argv) {
   try {
     concurrency::ModelOptions options = cli::model_options(cfg.serving);
     app::Metrics& metrics = *options.metrics;
-    app::Health health(cfg.serving.db, db_timeout);
+    app::Health health(cfg.serving.db, db_timeout, std::chrono::milliseconds(cfg.ready_max_lag_ms));
     app::ExchangeOptions exchange_options;
     exchange_options.conninfo = cfg.serving.db;
     exchange_options.db_timeout = db_timeout;
     exchange_options.closed_orders_cached = cfg.closed_orders_cached;
     exchange_options.journal_keep = cfg.journal_keep;
+    exchange_options.limits = cfg.limits;
     exchange_options.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
     app::Exchange exchange(exchange_options, metrics, shutdown.stop_flag(),
                            [&health] { health.database_answered(); });
@@ -222,7 +275,8 @@ int main(int argc, char** argv) {
               return net::HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
                                        metrics.prometheus_text()};
             if (path == "/healthz") {
-              auto st = health.status(exchange.available(), shutdown.stop_flag().requested());
+              auto st = health.status(exchange.available(), shutdown.stop_flag().requested(),
+                                      exchange.backlog());
               return net::HttpResponse{st.healthy ? 200u : 503u, "text/plain; charset=utf-8",
                                        st.reason + "\n"};
             }

@@ -15,11 +15,15 @@ ResultItem error(const protocol::Attributes& attrs, std::string message) {
   return r;
 }
 
-ResultItem apply_create(const CreateItem& item, exchange::Engine& engine, exchange::Effects& fx) {
+ResultItem apply_create(std::size_t index, const CreateItem& item, exchange::Engine& engine,
+                        exchange::Effects& fx, Admission& admission) {
   if (!item.invalid.empty()) return error(item.echo, item.invalid);
-  std::string why = item.kind == CreateItem::Kind::Account
-                        ? engine.create_account(item.account, item.amount, fx)
-                        : engine.add_shares(item.symbol, item.account, item.amount, fx);
+  const bool account = item.kind == CreateItem::Kind::Account;
+  std::string why = account ? admission.create_account(index, engine, item.account)
+                            : admission.add_shares(index, engine, item.symbol);
+  if (!why.empty()) return error(item.echo, why);
+  why = account ? engine.create_account(item.account, item.amount, fx)
+                : engine.add_shares(item.symbol, item.account, item.amount, fx);
   if (!why.empty()) return error(item.echo, why);
   ResultItem r;
   r.kind = ResultItem::Kind::Created;
@@ -29,13 +33,17 @@ ResultItem apply_create(const CreateItem& item, exchange::Engine& engine, exchan
 
 const char* kNoSuchOrder = "No such order for this account";
 
-ResultItem apply_transaction(const std::string& account, const TransactionItem& item,
-                             exchange::Engine& engine, std::int64_t now, exchange::Effects& fx,
+ResultItem apply_transaction(std::size_t index, const std::string& account,
+                             const TransactionItem& item, exchange::Engine& engine,
+                             std::int64_t now, exchange::Effects& fx, Admission& admission,
                              bool& needs_archive) {
   if (!item.invalid.empty()) return error(item.echo, item.invalid);
   ResultItem r;
   switch (item.kind) {
     case TransactionItem::Kind::Order: {
+      std::string why =
+          admission.place_order(index, engine, account, item.symbol, item.amount, item.limit);
+      if (!why.empty()) return error(item.echo, why);
       auto placed = engine.place_order(account, item.symbol, item.amount, item.limit, now, fx);
       if (!placed.error.empty()) return error(item.echo, placed.error);
       r.kind = ResultItem::Kind::Opened;
@@ -48,6 +56,8 @@ ResultItem apply_transaction(const std::string& account, const TransactionItem& 
           item.order_id_exists ? engine.find_own_order(account, item.order_id) : nullptr;
       r.kind = ResultItem::Kind::Status;
       if (order) {
+        std::string why = admission.reply_status(index, order->fills.size());
+        if (!why.empty()) return error(item.echo, why);
         r.status = exchange::Engine::status_of(*order);
       } else if (item.order_id_exists && engine.was_assigned(item.order_id) &&
                  !engine.holds_order(item.order_id)) {
@@ -59,6 +69,12 @@ ResultItem apply_transaction(const std::string& account, const TransactionItem& 
     }
     case TransactionItem::Kind::Cancel: {
       if (!item.order_id_exists) return error(item.echo, kNoSuchOrder);
+      // Its reply lists the order's executions: within the reply's budget, or not cancelled.
+      const exchange::Order* order = engine.find_own_order(account, item.order_id);
+      if (order && order->is_open()) {
+        std::string why = admission.reply_status(index, order->fills.size());
+        if (!why.empty()) return error(item.echo, why);
+      }
       // An order no longer in memory is closed: nothing to cancel either way.
       std::string why = engine.cancel(account, item.order_id, now, fx, r.status);
       if (!why.empty()) return error(item.echo, why);
@@ -73,7 +89,7 @@ ResultItem apply_transaction(const std::string& account, const TransactionItem& 
 }  // namespace
 
 Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
-              exchange::Effects& fx) {
+              exchange::Effects& fx, Admission& admission) {
   Applied applied;
   protocol::Result& result = applied.result;
   switch (cmd.kind) {
@@ -81,21 +97,22 @@ Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64
       result = protocol::Result::failure(cmd.error);
       break;
     case protocol::Command::Kind::Create:
-      for (const CreateItem& item : cmd.creates)
-        result.items.push_back(apply_create(item, engine, fx));
+      for (std::size_t i = 0; i < cmd.creates.size(); ++i)
+        result.items.push_back(apply_create(i, cmd.creates[i], engine, fx, admission));
       break;
     case protocol::Command::Kind::Transactions: {
       std::string account_problem = cmd.account_invalid;
       if (account_problem.empty() && !engine.has_account(cmd.account))
         account_problem = "Unknown account";
-      for (const TransactionItem& item : cmd.transactions) {
+      for (std::size_t i = 0; i < cmd.transactions.size(); ++i) {
+        const TransactionItem& item = cmd.transactions[i];
         bool needs_archive = false;
         result.items.push_back(
             account_problem.empty()
-                ? apply_transaction(cmd.account, item, engine, now, fx, needs_archive)
+                ? apply_transaction(i, cmd.account, item, engine, now, fx, admission, needs_archive)
                 : error(item.echo, account_problem));
         if (needs_archive)
-          applied.archive_lookups.push_back({result.items.size() - 1, item.order_id});
+          applied.archive_lookups.push_back({result.items.size() - 1, i, item.order_id});
       }
       break;
     }

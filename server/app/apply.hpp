@@ -3,6 +3,7 @@
 // child produced. The caller holds the engine lock; this does no I/O.
 #include <cstdint>
 
+#include "app/admission.hpp"
 #include "exchange/effects.hpp"
 #include "exchange/engine.hpp"
 #include "protocol/command.hpp"
@@ -15,13 +16,16 @@ struct Applied {
   // Queries of orders the engine no longer holds in memory: result.items[index] is a
   // placeholder <status> to complete from the database (or turn into an error).
   struct ArchiveLookup {
-    std::size_t index;
+    std::size_t index;  // in result.items
+    std::size_t child;  // in the command (Admission's index)
     exchange::OrderId id;
   };
   std::vector<ArchiveLookup> archive_lookups;
 };
 
+// `admission` decides whether each child may be applied (limits live, the live run's refusals
+// in a replay); an archived order's status is checked against it when it is read.
 Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
-              exchange::Effects& fx);
+              exchange::Effects& fx, Admission& admission);
 
 }  // namespace app

@@ -39,7 +39,7 @@ Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopF
             projector_.enqueue(std::move(committed), through);
             // Backpressure: the commit thread, and so every reply, waits while the projection
             // is too far behind. Only a projector that cannot write for a long time gets here.
-            projector_.wait_pending_below(kMaxProjectionLag);
+            projector_.wait_pending_below(kMaxProjectionRows);
           }) {}
 
 Exchange::~Exchange() { stop(true); }
@@ -63,16 +63,21 @@ void Exchange::abandon() {
   store::Watchdog::shared().fire_all();
 }
 
-void Exchange::complete_from_archive(const std::string& account, Applied& applied) {
+void Exchange::complete_from_archive(const std::string& account, Applied& applied,
+                                     Admission& admission) {
   for (const auto& lookup : applied.archive_lookups) {
     protocol::ResultItem& item = applied.result.items[lookup.index];
     try {
       auto status = archive_.find(account, lookup.id);
       if (status) {
-        item.status = std::move(*status);
-        continue;
+        item.message = admission.reply_status(lookup.child, status->fills.size());
+        if (item.message.empty()) {
+          item.status = std::move(*status);
+          continue;
+        }
+      } else {
+        item.message = "No such order for this account";
       }
-      item.message = "No such order for this account";
     } catch (const std::exception& e) {
       EXCHANGE_LOG(error) << "reading order " << lookup.id << " failed: " << e.what();
       item.message = "Internal error: the order could not be read from the database; retry";
@@ -87,13 +92,14 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
   // The only clock reading of a request: the journal keeps it, so a replay applies the same.
   const std::int64_t now = std::time(nullptr);
   Applied applied;
+  Admission admission = Admission::live(options_.limits, payload.size());
   store::Ticket ticket;
   bool journaled = false;  // its entry joined the open batch: the reply waits for its commit
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
     if (!available_) return send(Outcome::Unavailable, {});
     exchange::Effects none;
-    applied = apply(cmd, engine_, now, none);
+    applied = apply(cmd, engine_, now, none, admission);
     ticket = batcher_.visible_ticket();
   } else {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
@@ -101,14 +107,15 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
     exchange::Effects fx;
     try {
       const exchange::OrderId first_order_id = engine_.next_order_id();
-      applied = apply(cmd, engine_, now, fx);
+      applied = apply(cmd, engine_, now, fx, admission);
       if (fx.empty()) {
         // Changed nothing: a replay needs no journal entry for it.
         ticket = batcher_.visible_ticket();
       } else {
         // A forgotten order is read from the SQL tables: only once the projection has it.
         const auto closed = exchange::Engine::closed_orders(fx);
-        auto entry = batcher_.submit({0, now, first_order_id, std::string(payload)}, std::move(fx));
+        auto entry = batcher_.submit(
+            {0, now, first_order_id, std::string(payload), admission.refused()}, std::move(fx));
         ticket = entry.ticket;
         journaled = true;
         closed_.note(closed, entry.seq);
@@ -126,7 +133,7 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
     }
   }
 
-  if (!applied.archive_lookups.empty()) complete_from_archive(cmd.account, applied);
+  if (!applied.archive_lookups.empty()) complete_from_archive(cmd.account, applied, admission);
   std::string prepared = prepare(applied.result);
   const auto applied_at = Clock::now();
   batcher_.when_durable(ticket, [this, prepared = std::move(prepared), send = std::move(send),
@@ -143,13 +150,30 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
   });
 }
 
+Backlog Exchange::backlog() const {
+  Backlog b;
+  b.unprojected_rows = projector_.pending_rows();
+  b.oldest_unprojected = projector_.oldest_unprojected();
+  b.commit_stalled = batcher_.commit_stalled_for();
+  const auto failures = projector_.failures();
+  b.projection_failures_in_a_row = failures.in_a_row;
+  b.projection_failures_total = failures.total;
+  b.last_projection_error = failures.last_error;
+  return b;
+}
+
 Metrics::StateGauges Exchange::state() {
+  const Backlog b = backlog();
   Metrics::StateGauges st;
+  st.projection_lag_rows = static_cast<long>(b.unprojected_rows);
+  st.projection_lag_ms = static_cast<long>(b.oldest_unprojected.count());
+  st.projection_failures = static_cast<long>(b.projection_failures_total);
+  st.commit_stalled_ms = static_cast<long>(b.commit_stalled.count());
   st.available = available() ? 1 : 0;
   st.journal_seq = static_cast<long>(projector_.queued_seq());
   st.projected_seq = static_cast<long>(projector_.projected_seq());
   boost::shared_lock<boost::shared_mutex> lock(engine_lock_, boost::try_to_lock);
-  if (lock.owns_lock()) st.orders_resting = static_cast<long>(engine_.order_count());
+  if (lock.owns_lock()) st.orders_resting = static_cast<long>(engine_.open_order_count());
   return st;
 }
 

@@ -7,8 +7,8 @@
 //   - the engine never keeps anything the journal does not have: a failed commit fails every
 //     request that could have seen it, and the engine is rebuilt from the database (the
 //     projection, then the journal after it) before anything else is served;
-//   - the projection lags the journal by at most kMaxProjectionLag entries, so a restart
-//     replays a bounded journal.
+//   - the projection lags the journal by at most kMaxProjectionRows rows, so a restart
+//     replays a bounded journal and queued effects take bounded memory.
 // It knows nothing of XML or sockets: it takes parsed commands and hands back results.
 #include <atomic>
 #include <chrono>
@@ -19,8 +19,10 @@
 
 #include <boost/thread/shared_mutex.hpp>
 
+#include "app/admission.hpp"
 #include "app/apply.hpp"
 #include "app/closed_orders.hpp"
+#include "app/health.hpp"
 #include "app/metrics.hpp"
 #include "exchange/engine.hpp"
 #include "protocol/command.hpp"
@@ -44,15 +46,17 @@ struct ExchangeOptions {
   // Projected journal entries kept beyond the newest this many are deleted (--journal-keep;
   // 0 keeps the whole journal).
   std::int64_t journal_keep = 0;
+  // What one request may cost and what clients may make the exchange hold.
+  Limits limits;
   // Test aid: holds every projection write back this long (0 in production).
   std::chrono::milliseconds projector_delay{0};
 };
 
 class Exchange {
  public:
-  // Commits pause while the projection is this many journal entries behind: a restart then
-  // replays at most this many (about 20 s here), and memory for queued effects stays bounded.
-  static constexpr std::size_t kMaxProjectionLag = 1000000;
+  // Commits pause while this many rows wait to be projected (about 200 MB of queued effects;
+  // a restart replays at most about as many journal entries).
+  static constexpr std::size_t kMaxProjectionRows = 1000000;
 
   // How a submitted request ended.
   enum class Outcome {
@@ -94,6 +98,8 @@ class Exchange {
   bool available() const { return available_.load(); }
   // For /metrics; never waits for the engine lock (a reload may hold it for long).
   Metrics::StateGauges state();
+  // What readiness judges: how far the projection and the commits are behind. Lock-free.
+  Backlog backlog() const;
   std::uint64_t write_reconnects() const { return writer_.counts().reconnects; }
   exchange::OrderId next_order_id();
   std::size_t order_count();
@@ -105,7 +111,7 @@ class Exchange {
   // serves "unavailable" and rebuilds the engine until it succeeds or the server stops.
   void recover(store::Ticket failed, store::Outcome outcome);
   // Completes <status> items of orders only the database still holds.
-  void complete_from_archive(const std::string& account, Applied& applied);
+  void complete_from_archive(const std::string& account, Applied& applied, Admission& admission);
 
   ExchangeOptions options_;
   Metrics& metrics_;

@@ -17,9 +17,10 @@ std::int64_t now_ns() {
 }  // namespace
 
 Health::Health(std::string conninfo, std::chrono::milliseconds db_timeout,
-               std::chrono::milliseconds stale_after)
+               std::chrono::milliseconds max_lag, std::chrono::milliseconds stale_after)
     : conninfo_(std::move(conninfo)),
       db_timeout_(db_timeout),
+      max_lag_(max_lag),
       stale_after_(stale_after),
       last_answer_ns_(now_ns()) {}  // the state was just loaded from PostgreSQL
 
@@ -40,7 +41,7 @@ void Health::stop() {
   if (pinger_.joinable()) pinger_.join();
 }
 
-Health::Status Health::status(bool available, bool stopping) const {
+Health::Status Health::status(bool available, bool stopping, const Backlog& backlog) const {
   if (stopping) return {false, "shutting down"};
   if (!available)
     return {false,
@@ -53,6 +54,23 @@ Health::Status Health::status(bool available, bool stopping) const {
     return {false, "PostgreSQL has not answered for " + std::to_string(ms) + " ms" +
                        (last_failure_.empty() ? "" : ": " + last_failure_)};
   }
+  if (backlog.oldest_unprojected > max_lag_) {
+    std::string why = "the projection is " + std::to_string(backlog.oldest_unprojected.count()) +
+                      " ms behind (" + std::to_string(backlog.unprojected_rows) +
+                      " rows waiting; --ready-max-lag-ms " + std::to_string(max_lag_.count()) + ")";
+    if (backlog.projection_failures_in_a_row > 0) {
+      std::string error = backlog.last_projection_error;
+      for (char& c : error)
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+      why += "; its last " + std::to_string(backlog.projection_failures_in_a_row) +
+             " writes failed: " + error;
+    }
+    return {false, why};
+  }
+  if (backlog.commit_stalled > max_lag_)
+    return {false, "the group commit has been at one batch for " +
+                       std::to_string(backlog.commit_stalled.count()) + " ms (--ready-max-lag-ms " +
+                       std::to_string(max_lag_.count()) + ")"};
   return {true, "ok"};
 }
 

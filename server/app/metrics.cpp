@@ -118,6 +118,22 @@ std::string Metrics::prometheus_text() {
     gauge("exchange_projection_lag_entries",
           "Journal entries not yet in the SQL tables (accounts, positions, orders, executions).",
           std::max(0L, st.journal_seq - st.projected_seq));
+  gauge("exchange_projection_lag_rows",
+        "Rows (account, position, order, execution changes) waiting to be projected.",
+        st.projection_lag_rows);
+  if (st.projection_lag_ms >= 0) {
+    p::header(out, "exchange_projection_lag_seconds", "gauge",
+              "How long the oldest journal entry not yet in the SQL tables has waited.");
+    p::sample(out, "exchange_projection_lag_seconds", "", st.projection_lag_ms / 1000.0);
+  }
+  counter("exchange_projection_failures_total",
+          "Projection writes that failed (each is retried until it succeeds).",
+          st.projection_failures);
+  if (st.commit_stalled_ms >= 0) {
+    p::header(out, "exchange_commit_stalled_seconds", "gauge",
+              "How long the group commit has been at its current batch (0 when idle).");
+    p::sample(out, "exchange_commit_stalled_seconds", "", st.commit_stalled_ms / 1000.0);
+  }
   counter("exchange_db_timeouts_total", "PostgreSQL calls cut off by --db-timeout-ms.",
           db.timeouts);
   counter("exchange_db_reconnects_total", "New write connections after a broken one.",

@@ -14,7 +14,7 @@
 // has no queue, only the dynamic pools have a target size). db_timeouts (PostgreSQL calls cut
 // off by --db-timeout-ms) and db_reconnects (new write connections after a broken one) count
 // since the start. projection_lag: journal entries committed but not yet in the SQL tables
-// (app::Exchange pauses commits at kMaxProjectionLag).
+// (app::Exchange pauses commits at kMaxProjectionRows).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -82,6 +82,10 @@ class Metrics {
     long available = -1;      // 1 serving, 0 while the engine is reloaded after a failed write
     long journal_seq = -1;    // the last journal entry committed
     long projected_seq = -1;  // the SQL tables hold every entry up to this one
+    long projection_lag_rows = -1;  // rows waiting to be projected
+    long projection_lag_ms = -1;    // how long the oldest entry not yet projected has waited
+    long projection_failures = -1;  // failed projection writes since the start
+    long commit_stalled_ms = -1;    // how long the group commit has been at its current batch
   };
   void set_state(std::function<StateGauges()> state);
   // The whole exposition, gauges sampled now.

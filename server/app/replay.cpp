@@ -13,22 +13,14 @@
 namespace app {
 namespace {
 
-// The live server refused requests with more than --max-children children before they were
-// journaled; whatever it accepted must parse again, whatever that flag is now.
-protocol::ParseLimits replay_limits() {
-  protocol::ParseLimits limits;
-  limits.max_children = std::numeric_limits<std::size_t>::max();
-  return limits;
-}
-
 [[noreturn]] void diverged(const store::JournalEntry& entry, const std::string& why) {
   throw std::runtime_error("journal replay diverged at seq " + std::to_string(entry.seq) + ": " +
                            why + " (the journal and the projection do not match this server)");
 }
 
 constexpr std::int64_t kReadChunk = 10000;
-// The replay waits for the projector beyond this many unprojected requests: bounds memory.
-constexpr std::size_t kMaxPendingDuringReplay = 2 * store::Projector::kWarnPending;
+// The replay waits for the projector beyond this many unprojected rows: bounds memory.
+constexpr std::size_t kMaxPendingDuringReplay = store::Projector::kWarnPendingRows;
 
 }  // namespace
 
@@ -37,11 +29,20 @@ void replay_entry(const store::JournalEntry& entry, exchange::Engine& engine,
   if (engine.next_order_id() != entry.first_order_id)
     diverged(entry, "next order id is " + std::to_string(engine.next_order_id()) +
                         ", the live server's was " + std::to_string(entry.first_order_id));
-  static const protocol::ParseLimits limits = replay_limits();
+  // The live server refused requests over its parse limits before they were journaled;
+  // whatever it accepted must parse again, whatever those flags are now.
+  static const protocol::ParseLimits limits = protocol::ParseLimits::unlimited();
   protocol::Command cmd = protocol::parse(entry.request, limits);
   if (cmd.kind == protocol::Command::Kind::Invalid)
     diverged(entry, "the request no longer parses: " + cmd.error);
-  apply(cmd, engine, entry.at, fx);
+  Admission admission = [&] {
+    try {
+      return Admission::replay(entry.refused);
+    } catch (const std::invalid_argument& e) {
+      diverged(entry, e.what());
+    }
+  }();
+  apply(cmd, engine, entry.at, fx, admission);
   if (fx.empty()) diverged(entry, "the request changed nothing");
 }
 

@@ -17,6 +17,7 @@ struct Account {
   Decimal cash;       // available, not reserved by open buys
   Decimal deposited;  // the balance it was created with
   std::unordered_map<std::string, Position> positions;
+  std::size_t open_orders = 0;  // resting on a book
 };
 
 }  // namespace exchange

@@ -75,10 +75,10 @@ Engine::Placed Engine::place_order(const std::string& account, const std::string
       execute(order, *resting, shares, resting->limit, now, fx);
     else
       execute(*resting, order, shares, resting->limit, now, fx);
-    if (!resting->open.is_positive()) book.remove(*resting);
+    if (!resting->open.is_positive()) take_off(book, *resting);
     record(*resting, fx);
   }
-  if (order.open.is_positive()) book.add(order);
+  if (order.open.is_positive()) rest(book, order);
   record(order, fx);
   return {{}, id};
 }
@@ -116,7 +116,7 @@ std::string Engine::cancel(const std::string& account, OrderId id, std::int64_t 
   Order& order = it->second;
   if (!order.is_open()) return "Order has nothing open to cancel";
 
-  books_.at(order.symbol).remove(order);
+  take_off(books_.at(order.symbol), order);
   Account& acct = accounts_.at(account);
   if (order.is_buy()) {
     acct.cash += order.open * order.limit;
@@ -143,6 +143,30 @@ OrderStatus Engine::status_of(const Order& order) {
   }
   s.fills = order.fills;
   return s;
+}
+
+void Engine::rest(OrderBook& book, Order& order) {
+  book.add(order);
+  ++open_orders_;
+  ++accounts_.at(order.account).open_orders;
+}
+
+void Engine::take_off(OrderBook& book, Order& order) {
+  book.remove(order);
+  --open_orders_;
+  --accounts_.at(order.account).open_orders;
+}
+
+std::size_t Engine::open_orders_of(const std::string& account) const {
+  auto it = accounts_.find(account);
+  return it == accounts_.end() ? 0 : it->second.open_orders;
+}
+
+OrderBook::Lookahead Engine::look_ahead(const std::string& symbol, Decimal amount, Decimal limit,
+                                        std::size_t stop_after) const {
+  auto it = books_.find(symbol);
+  if (it == books_.end() || amount.is_zero()) return {};
+  return it->second.look_ahead(amount.is_positive(), limit, amount.abs(), stop_after);
 }
 
 const Account* Engine::account(const std::string& id) const {
@@ -222,13 +246,14 @@ void Engine::finish_loading() {
   for (auto& [id, order] : orders_)
     if (order.is_open()) open.push_back(&order);
   std::sort(open.begin(), open.end(), [](Order* a, Order* b) { return a->id < b->id; });
-  for (Order* order : open) books_.at(order->symbol).add(*order);
+  for (Order* order : open) rest(books_.at(order->symbol), *order);
 }
 
 void Engine::clear() {
   accounts_.clear();
   books_.clear();
   orders_.clear();
+  open_orders_ = 0;
   // The ids of requests that failed with their batch were never shown to anyone; starting
   // again from the stored ones keeps the live engine in step with a replay of the journal.
   next_order_id_ = 1;

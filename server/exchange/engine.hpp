@@ -66,7 +66,19 @@ class Engine {
   void clear();
 
   OrderId next_order_id() const { return next_order_id_; }
+  // Orders in memory: open ones and closed ones not forgotten yet.
   std::size_t order_count() const { return orders_.size(); }
+
+  // What the admission limits of app/admission.hpp count.
+  std::size_t account_count() const { return accounts_.size(); }
+  std::size_t symbol_count() const { return books_.size(); }
+  std::size_t open_order_count() const { return open_orders_; }
+  // Open orders of an existing account (0 for an unknown one).
+  std::size_t open_orders_of(const std::string& account) const;
+  // What placing this order would do on its book (see OrderBook::look_ahead); nothing for an
+  // unknown symbol.
+  OrderBook::Lookahead look_ahead(const std::string& symbol, Decimal amount, Decimal limit,
+                                  std::size_t stop_after) const;
 
  private:
   void execute(Order& buy, Order& sell, Decimal shares, Decimal price, std::int64_t now,
@@ -75,12 +87,16 @@ class Engine {
   void record_position(const std::string& account, const std::string& symbol, const Position& pos,
                        Effects& fx) const;
   static void record(const Order& order, Effects& fx);
+  // Every order goes on and off a book through these two, which keep the open-order counts.
+  void rest(OrderBook& book, Order& order);
+  void take_off(OrderBook& book, Order& order);
 
   std::unordered_map<std::string, Account> accounts_;
   std::unordered_map<std::string, OrderBook> books_;
   std::unordered_map<OrderId, Order> orders_;
   OrderId next_order_id_ = 1;
   std::int64_t next_execution_id_ = 1;
+  std::size_t open_orders_ = 0;  // resting on the books
 };
 
 }  // namespace exchange

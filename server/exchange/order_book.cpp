@@ -33,4 +33,38 @@ Order* OrderBook::best_match(const Order& incoming) const {
   return price >= incoming.limit ? level.front() : nullptr;
 }
 
+namespace {
+
+// Walks one side from its best price while prices cross `crosses`.
+template <typename Side, typename Crosses>
+OrderBook::Lookahead walk(const Side& side, Crosses crosses, Decimal amount,
+                          std::size_t stop_after) {
+  OrderBook::Lookahead out;
+  Decimal left = amount;
+  for (const auto& [price, level] : side) {
+    if (!crosses(price)) break;
+    for (const Order* resting : level) {
+      ++out.executions;
+      left -= min(left, resting->open);
+      if (!left.is_positive()) {
+        out.filled = true;
+        return out;
+      }
+      if (out.executions > stop_after) return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+OrderBook::Lookahead OrderBook::look_ahead(bool buy, Decimal limit, Decimal amount,
+                                           std::size_t stop_after) const {
+  if (buy)
+    return walk(
+        asks_, [&](const Decimal& price) { return price <= limit; }, amount, stop_after);
+  return walk(
+      bids_, [&](const Decimal& price) { return price >= limit; }, amount, stop_after);
+}
+
 }  // namespace exchange

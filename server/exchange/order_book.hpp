@@ -19,6 +19,15 @@ class OrderBook {
   // The earliest order at the best opposite price that crosses `incoming`'s limit, or null.
   Order* best_match(const Order& incoming) const;
 
+  // What matching an incoming order would do, without doing it: how many resting orders it
+  // would execute against (counting stops past `stop_after`, so the look costs at most that
+  // many steps) and whether it would be filled completely (so it would not rest).
+  struct Lookahead {
+    std::size_t executions = 0;
+    bool filled = false;
+  };
+  Lookahead look_ahead(bool buy, Decimal limit, Decimal amount, std::size_t stop_after) const;
+
   std::size_t bid_levels() const { return bids_.size(); }
   std::size_t ask_levels() const { return asks_.size(); }
 

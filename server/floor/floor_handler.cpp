@@ -20,7 +20,7 @@ void FloorHandler::handle(std::string_view payload, Reply done) {
   // is all the ordering a journal of opaque payloads needs. first_order_id 0 marks a floor row
   // (the engine's ids start at 1), so an exchange-server replaying this journal refuses it.
   const std::int64_t now = std::time(nullptr);
-  auto entry = batcher_.submit({0, now, 0, std::string(payload)}, exchange::Effects{});
+  auto entry = batcher_.submit({0, now, 0, std::string(payload), {}}, exchange::Effects{});
   batcher_.when_durable(
       entry.ticket, [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
         // The same three answers as the server's: only a committed row is acknowledged.

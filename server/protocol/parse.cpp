@@ -42,14 +42,32 @@ std::string text_of(const pugi::xml_node& node, std::string& invalid) {
   return text;
 }
 
-// pugixml accepts an element with the same attribute twice; XML does not. Walks the tree
-// without recursion: a request may nest deeply.
-bool has_repeated_attribute(const pugi::xml_node& root) {
+std::string too_long(const char* what, std::size_t length, std::size_t max, const char* flag) {
+  return std::string("Request refused: ") + what + " of " + std::to_string(length) +
+         " characters is longer than " + std::to_string(max) + " (" + flag + ")";
+}
+
+// The per-element limits and XML's rule against repeated attributes (pugixml accepts an
+// element with the same attribute twice). Linear in the request: the attribute count is
+// capped before the pairwise comparison, so one element costs at most max_attributes^2 / 2
+// name comparisons. Walks the tree without recursion: a request may nest deeply.
+std::string check_elements(const pugi::xml_node& root, const ParseLimits& limits) {
   pugi::xml_node node = root;
   while (node) {
+    std::size_t count = 0;
+    for (pugi::xml_attribute a = node.first_attribute(); a; a = a.next_attribute()) {
+      if (++count > limits.max_attributes)
+        return std::string("Request refused: more than ") + std::to_string(limits.max_attributes) +
+               " attributes on <" + node.name() + "> (--max-attributes)";
+      const std::size_t length = std::strlen(a.value());
+      if (std::strcmp(a.name(), "id") == 0 && length > limits.max_id_length)
+        return too_long("an id", length, limits.max_id_length, "--max-id-length");
+      if (std::strcmp(a.name(), "sym") == 0 && length > limits.max_symbol_length)
+        return too_long("a symbol", length, limits.max_symbol_length, "--max-symbol-length");
+    }
     for (pugi::xml_attribute a = node.first_attribute(); a; a = a.next_attribute())
       for (pugi::xml_attribute b = a.next_attribute(); b; b = b.next_attribute())
-        if (std::strcmp(a.name(), b.name()) == 0) return true;
+        if (std::strcmp(a.name(), b.name()) == 0) return "Malformed XML: repeated attribute";
     if (node.first_child()) {
       node = node.first_child();
       continue;
@@ -57,7 +75,7 @@ bool has_repeated_attribute(const pugi::xml_node& root) {
     while (node && node != root && !node.next_sibling()) node = node.parent();
     node = node == root ? pugi::xml_node() : node.next_sibling();
   }
-  return false;
+  return {};
 }
 
 Attributes attributes_of(const pugi::xml_node& node) {
@@ -234,6 +252,11 @@ ParseLimits& mutable_default_limits() {
 
 }  // namespace
 
+ParseLimits ParseLimits::unlimited() {
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  return {kNone, kNone, kNone, kNone};
+}
+
 const ParseLimits& default_parse_limits() { return mutable_default_limits(); }
 void set_default_parse_limits(const ParseLimits& limits) { mutable_default_limits() = limits; }
 
@@ -269,7 +292,7 @@ Command parse(std::string_view payload, const ParseLimits& limits) {
     root = node;
   }
   if (!root) return invalid("Malformed XML: no root element");
-  if (has_repeated_attribute(root)) return invalid("Malformed XML: repeated attribute");
+  if (std::string why = check_elements(root, limits); !why.empty()) return invalid(why);
 
   const bool is_create = std::strcmp(root.name(), "create") == 0;
   const bool is_transactions = std::strcmp(root.name(), "transactions") == 0;

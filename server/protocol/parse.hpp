@@ -6,11 +6,24 @@
 
 namespace protocol {
 
+// Each limit refuses the whole request, before any Command is built for it, with an error
+// that names the flag: nothing over a limit is ever applied or journaled, so a replay parses
+// the journal without them (an operator may change them between runs).
 struct ParseLimits {
   // Element children of <create> or <transactions>, each <symbol>'s children counted too
-  // (they become a reply each): a request with more is refused as a whole, before any
-  // Command is built for it.
+  // (they become a reply each).
   std::size_t max_children = 10000;
+  // Characters of any `id` attribute (account ids, order ids): ids are index keys in
+  // PostgreSQL and are copied into every order and row that names them.
+  std::size_t max_id_length = 32;
+  // Characters of any `sym` attribute, for the same reasons.
+  std::size_t max_symbol_length = 32;
+  // Attributes of one element: every attribute is echoed in its reply, and duplicates are
+  // looked for among them.
+  std::size_t max_attributes = 16;
+
+  // No limit at all: what a journal replay parses with.
+  static ParseLimits unlimited();
 };
 
 // The limits parse() applies when none are passed. Set once at start-up (from the server's

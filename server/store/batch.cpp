@@ -2,13 +2,24 @@
 
 namespace store {
 
+namespace {
+
+std::size_t rows_of(const exchange::Effects& fx) {
+  return fx.symbols.size() + fx.accounts.size() + fx.positions.size() + fx.orders.size() +
+         fx.executions.size();
+}
+
+}  // namespace
+
 void Batch::merge(exchange::Effects&& fx) {
   ++requests;
+  rows += rows_of(fx);
   merge_rows(std::move(fx));
 }
 
 void Batch::add(exchange::Effects&& fx) {
   ++requests;
+  rows += rows_of(fx);
   unmerged.push_back(std::move(fx));
 }
 
@@ -35,6 +46,7 @@ void Batch::merge(Batch&& later) {
   }
   later.fold();
   requests += later.requests;
+  rows += later.rows;
   symbols.merge(later.symbols);
   for (auto& [id, row] : later.accounts) accounts[id] = std::move(row);
   for (auto& [key, row] : later.positions) positions[key] = std::move(row);

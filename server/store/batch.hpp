@@ -26,6 +26,9 @@ struct Batch {
   // commit does under the engine lock; the projector's thread merges them (fold()).
   std::vector<exchange::Effects> unmerged;
   std::size_t requests = 0;
+  // Rows as the requests produced them, before merging: what the batch holds in memory, and
+  // at most what the projection writes for it.
+  std::size_t rows = 0;
 
   // One request's effects, merged into the rows now.
   void merge(exchange::Effects&& fx);

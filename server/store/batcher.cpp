@@ -120,6 +120,23 @@ std::string Batcher::describe(const Stats& stats) {
   return out.str();
 }
 
+namespace {
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::chrono::milliseconds Batcher::commit_stalled_for() const {
+  const std::int64_t started = cycle_started_ns_.load(std::memory_order_relaxed);
+  if (started == 0) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::nanoseconds(steady_ns() - started));
+}
+
 void Batcher::run() {
   for (;;) {
     Batch batch;
@@ -137,6 +154,7 @@ void Batcher::run() {
       open_poisoned_ = false;
       ticket = open_ticket_++;
     }
+    cycle_started_ns_.store(steady_ns(), std::memory_order_relaxed);
 
     // A poisoned batch is never written: its requests are certainly not applied.
     Outcome outcome = poisoned ? Outcome::NotApplied : Outcome::Committed;
@@ -154,6 +172,7 @@ void Batcher::run() {
     }
 
     if (outcome != Outcome::Committed) {
+      cycle_started_ns_.store(0, std::memory_order_relaxed);  // the reload reports itself
       recover_(*this, ticket, outcome);
       continue;
     }
@@ -170,6 +189,7 @@ void Batcher::run() {
                                        .count();
       done = take_waiters_through(ticket);
     }
+    cycle_started_ns_.store(0, std::memory_order_relaxed);
     for (auto& [t, d] : done) d(Outcome::Committed);
   }
 }

@@ -86,6 +86,10 @@ class Batcher {
 
   // Every batch up to this ticket is durable.
   Ticket committed_through() const;
+  // How long the batch being committed has been at it (its write and handing its effects on,
+  // which waits while the projection is too far behind); zero while the writer is idle.
+  // Lock-free, for health checks.
+  std::chrono::milliseconds commit_stalled_for() const;
 
   struct Stats {
     std::uint64_t batches = 0, requests = 0, failures = 0;
@@ -120,6 +124,7 @@ class Batcher {
   bool stopping_ = false;
   bool writer_idle_ = false;  // waiting for work: a submit must wake it
   Stats stats_;
+  std::atomic<std::int64_t> cycle_started_ns_{0};  // steady clock; 0 while idle
   std::thread writer_;
 };
 

@@ -205,60 +205,112 @@ bool Database::end_backend(const Backend& other, std::chrono::milliseconds wait)
   });
 }
 
-void Database::project(const Batch& batch, std::int64_t through_seq) {
+namespace {
+
+// One statement's share of a batch: up to `rows` rows taken from each table in turn, so a
+// batch of any size is written by statements of bounded size.
+struct ProjectionChunk {
   ArrayLiteral sym;
-  for (const auto& s : batch.symbols) sym.add(s);
-
   ArrayLiteral acc_id, acc_balance, acc_deposited;
-  for (const auto& [id, row] : batch.accounts) {
-    acc_id.add(row.id);
-    acc_balance.add(row.balance);
-    acc_deposited.add(row.deposited);
-  }
-
   ArrayLiteral pos_account, pos_symbol, pos_amount, pos_granted;
-  for (const auto& [key, row] : batch.positions) {
-    pos_account.add(row.account);
-    pos_symbol.add(row.symbol);
-    pos_amount.add(row.amount);
-    pos_granted.add(row.granted);
-  }
-
   ArrayLiteral o_id, o_account, o_symbol, o_amount, o_limit, o_open, o_created, o_canceled;
-  for (const auto& [id, row] : batch.orders) {
-    o_id.add(row.id);
-    o_account.add(row.account);
-    o_symbol.add(row.symbol);
-    o_amount.add(row.amount);
-    o_limit.add(row.limit);
-    o_open.add(row.open);
-    o_created.add(row.created_at);
-    if (row.canceled_at)
-      o_canceled.add(*row.canceled_at);
-    else
-      o_canceled.add_null();
-  }
-
   ArrayLiteral e_id, e_buy, e_sell, e_shares, e_price, e_time;
-  for (const auto& row : batch.executions) {
-    e_id.add(row.id);
-    e_buy.add(row.buy_order);
-    e_sell.add(row.sell_order);
-    e_shares.add(row.shares);
-    e_price.add(row.price);
-    e_time.add(row.time);
-  }
+};
 
-  // A single statement outside BEGIN/COMMIT is its own transaction: one round trip per batch.
-  bounded("projecting a batch", timeout_, [&] {
-    pqxx::nontransaction tx(*conn_);
-    tx.exec_prepared("write_batch", sym.done(), acc_id.done(), acc_balance.done(),
-                     acc_deposited.done(), pos_account.done(), pos_symbol.done(), pos_amount.done(),
-                     pos_granted.done(), o_id.done(), o_account.done(), o_symbol.done(),
-                     o_amount.done(), o_limit.done(), o_open.done(), o_created.done(),
-                     o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(), e_shares.done(),
-                     e_price.done(), e_time.done(), through_seq);
-  });
+// Takes up to `n` elements of [it, end) into the chunk with `add`, advancing `it`.
+template <typename It, typename Add>
+void take(It& it, It end, std::size_t n, Add add) {
+  for (; it != end && n > 0; ++it, --n) add(*it);
+}
+
+}  // namespace
+
+std::size_t Database::rows_of(const Batch& batch) {
+  return batch.symbols.size() + batch.accounts.size() + batch.positions.size() +
+         batch.orders.size() + batch.executions.size();
+}
+
+void Database::project(const Batch& batch, std::int64_t through_seq) {
+  auto sym_it = batch.symbols.begin();
+  auto acc_it = batch.accounts.begin();
+  auto pos_it = batch.positions.begin();
+  auto ord_it = batch.orders.begin();
+  auto exe_it = batch.executions.begin();
+  auto next_chunk = [&] {
+    const std::size_t n = kProjectionRowsPerStatement;
+    ProjectionChunk c;
+    take(sym_it, batch.symbols.end(), n, [&](const std::string& s) { c.sym.add(s); });
+    take(acc_it, batch.accounts.end(), n, [&](const auto& entry) {
+      const auto& row = entry.second;
+      c.acc_id.add(row.id);
+      c.acc_balance.add(row.balance);
+      c.acc_deposited.add(row.deposited);
+    });
+    take(pos_it, batch.positions.end(), n, [&](const auto& entry) {
+      const auto& row = entry.second;
+      c.pos_account.add(row.account);
+      c.pos_symbol.add(row.symbol);
+      c.pos_amount.add(row.amount);
+      c.pos_granted.add(row.granted);
+    });
+    take(ord_it, batch.orders.end(), n, [&](const auto& entry) {
+      const auto& row = entry.second;
+      c.o_id.add(row.id);
+      c.o_account.add(row.account);
+      c.o_symbol.add(row.symbol);
+      c.o_amount.add(row.amount);
+      c.o_limit.add(row.limit);
+      c.o_open.add(row.open);
+      c.o_created.add(row.created_at);
+      if (row.canceled_at)
+        c.o_canceled.add(*row.canceled_at);
+      else
+        c.o_canceled.add_null();
+    });
+    take(exe_it, batch.executions.end(), n, [&](const exchange::ExecutionRow& row) {
+      c.e_id.add(row.id);
+      c.e_buy.add(row.buy_order);
+      c.e_sell.add(row.sell_order);
+      c.e_shares.add(row.shares);
+      c.e_price.add(row.price);
+      c.e_time.add(row.time);
+    });
+    return c;
+  };
+  auto more = [&] {
+    return sym_it != batch.symbols.end() || acc_it != batch.accounts.end() ||
+           pos_it != batch.positions.end() || ord_it != batch.orders.end() ||
+           exe_it != batch.executions.end();
+  };
+  auto write = [&](pqxx::transaction_base& tx, ProjectionChunk& c) {
+    tx.exec_prepared(
+        "write_batch", c.sym.done(), c.acc_id.done(), c.acc_balance.done(), c.acc_deposited.done(),
+        c.pos_account.done(), c.pos_symbol.done(), c.pos_amount.done(), c.pos_granted.done(),
+        c.o_id.done(), c.o_account.done(), c.o_symbol.done(), c.o_amount.done(), c.o_limit.done(),
+        c.o_open.done(), c.o_created.done(), c.o_canceled.done(), c.e_id.done(), c.e_buy.done(),
+        c.e_sell.done(), c.e_shares.done(), c.e_price.done(), c.e_time.done(), through_seq);
+  };
+
+  ProjectionChunk first = next_chunk();
+  if (!more()) {
+    // The usual case: a single statement outside BEGIN/COMMIT is its own transaction, one
+    // round trip per batch.
+    bounded("projecting a batch", timeout_, [&] {
+      pqxx::nontransaction tx(*conn_);
+      write(tx, first);
+    });
+    return;
+  }
+  // A big batch (a large sweep, a long backlog): several statements, each bounded by the
+  // timeout on its own, in one transaction, so the tables still move from one journal seq to
+  // another at once.
+  auto tx = std::make_unique<pqxx::work>(*conn_);
+  bounded("projecting a batch (first part)", timeout_, [&] { write(*tx, first); });
+  while (more()) {
+    ProjectionChunk c = next_chunk();
+    bounded("projecting a batch (next part)", timeout_, [&] { write(*tx, c); });
+  }
+  bounded("committing a projection", timeout_, [&] { tx->commit(); });
 }
 
 }  // namespace store

@@ -63,10 +63,15 @@ class Database {
   void prepare_writes();
   // One stored order's status if it belongs to `account`.
   std::optional<exchange::OrderStatus> find_order(const std::string& account, exchange::OrderId id);
-  // Projects a batch's effects into the SQL tables in one statement (one transaction, one
-  // round trip) and sets projection_position to `through_seq` with them. Idempotent: rows
-  // carry final values and executions already stored are skipped, so re-projecting is safe.
+  // Projects a batch's effects into the SQL tables in one transaction and sets
+  // projection_position to `through_seq` with them: one statement (one round trip) for up to
+  // kProjectionRowsPerStatement rows of each table, more statements for a bigger batch, each
+  // bounded by the timeout on its own. Idempotent: rows carry final values and executions
+  // already stored are skipped, so re-projecting is safe.
   void project(const Batch& batch, std::int64_t through_seq);
+  static constexpr std::size_t kProjectionRowsPerStatement = 20000;
+  // The rows project() writes for `batch` (after merging).
+  static std::size_t rows_of(const Batch& batch);
   // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)
   bool committed(const CommitMark& mark);
 

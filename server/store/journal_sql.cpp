@@ -14,8 +14,8 @@ const char* kWriteJournal = R"SQL(
 WITH marker AS (
   UPDATE commit_marker SET writer = $5, batch = $6
 )
-INSERT INTO journal (seq, at, first_order_id, request)
-SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[])
+INSERT INTO journal (seq, at, first_order_id, request, refused)
+SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $7::text[])
 )SQL";
 
 }  // namespace
@@ -23,18 +23,22 @@ SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[])
 void Database::prepare_journal_write() { conn_->prepare("write_journal", kWriteJournal); }
 
 void Database::write_journal(const Batch& batch, const CommitMark& mark) {
-  ArrayLiteral seq, at, first_order_id, request;
+  ArrayLiteral seq, at, first_order_id, request, refused;
   for (const JournalEntry& e : batch.journal) {
     seq.add(e.seq);
     at.add(e.at);
     first_order_id.add(e.first_order_id);
     request.add(e.request);
+    if (e.refused.empty())
+      refused.add_null();
+    else
+      refused.add(e.refused);
   }
   // A single statement outside BEGIN/COMMIT is its own transaction.
   bounded("committing a batch", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);
     tx.exec_prepared("write_journal", seq.done(), at.done(), first_order_id.done(), request.done(),
-                     mark.writer, mark.batch);
+                     mark.writer, mark.batch, refused.done());
   });
 }
 
@@ -43,12 +47,14 @@ std::vector<JournalEntry> Database::read_journal(std::int64_t after, std::int64_
     pqxx::read_transaction tx(*conn_);
     std::vector<JournalEntry> out;
     auto rows = tx.exec_params(
-        "SELECT seq, at, first_order_id, request FROM journal WHERE seq > $1 ORDER BY seq LIMIT $2",
+        "SELECT seq, at, first_order_id, request, coalesce(refused, '') FROM journal "
+        "WHERE seq > $1 ORDER BY seq LIMIT $2",
         after, limit);
     out.reserve(rows.size());
     for (const auto& row : rows)
       out.push_back({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(),
-                     row[2].as<std::int64_t>(), std::string(row[3].c_str(), row[3].size())});
+                     row[2].as<std::int64_t>(), std::string(row[3].c_str(), row[3].size()),
+                     row[4].c_str()});
     return out;
   });
 }

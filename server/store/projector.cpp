@@ -36,8 +36,10 @@ void Projector::enqueue(Batch&& effects, std::int64_t through_seq) {
   effects.journal = {};  // the payloads are in the journal already; only the rows matter here
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    pending_requests_ += effects.requests;
-    queue_.push_back({std::move(effects), through_seq});
+    const auto now = std::chrono::steady_clock::now();
+    if (pending_rows_ == 0 && !writing_) oldest_pending_ = now;
+    pending_rows_ += effects.rows;
+    queue_.push_back({std::move(effects), through_seq, now});
     queued_.store(through_seq, std::memory_order_release);
   }
   wake_.notify_one();
@@ -48,7 +50,7 @@ void Projector::discard_queue() {
   ++generation_;
   queue_.clear();
   drained_.wait(lock, [this] { return !writing_; });
-  pending_requests_ = 0;
+  pending_rows_ = 0;
 }
 
 void Projector::set_projected(std::int64_t seq) {
@@ -57,9 +59,35 @@ void Projector::set_projected(std::int64_t seq) {
   queued_.store(seq, std::memory_order_release);
 }
 
-void Projector::wait_pending_below(std::size_t requests) {
+void Projector::wait_pending_below(std::size_t rows) {
   std::unique_lock<std::mutex> lock(mutex_);
-  drained_.wait(lock, [&] { return pending_requests_ < requests || stopping_ || waits_released_; });
+  drained_.wait(lock, [&] { return pending_rows_ < rows || stopping_ || waits_released_; });
+}
+
+std::chrono::milliseconds Projector::oldest_unprojected() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pending_rows_ == 0 && !writing_ && queue_.empty()) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               oldest_pending_);
+}
+
+Projector::Failures Projector::failures() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failures_;
+}
+
+void Projector::connect() {
+  db_ = std::make_unique<Database>(conninfo_, timeout_);
+  db_->set_application_name("exchange-projector");
+  db_->prepare_writes();
+  if (end_backend_) {
+    // Until it is gone, the statement cut off may still be running (and holding locks).
+    if (!db_->end_backend(backend_, timeout_))
+      EXCHANGE_LOG(warn) << "the projector's previous backend (pid " << backend_.pid
+                         << ") did not end within " << timeout_.count() << " ms";
+    end_backend_ = false;
+  }
+  backend_ = db_->backend();
 }
 
 void Projector::release_waits() {
@@ -74,18 +102,24 @@ bool Projector::write(const Batch& batch, std::int64_t through_seq, std::uint64_
   auto last_error_log = std::chrono::steady_clock::time_point();
   for (int attempt = 1;; ++attempt) {
     try {
-      if (!db_) {
-        db_ = std::make_unique<Database>(conninfo_, timeout_);
-        db_->set_application_name("exchange-projector");
-        db_->prepare_writes();
-      }
+      if (!db_) connect();
       db_->project(batch, through_seq);
       if (attempt > 1)
         EXCHANGE_LOG(warn) << "projection written through journal seq " << through_seq << " after "
                            << attempt << " attempts";
+      std::lock_guard<std::mutex> lock(mutex_);
+      failures_.in_a_row = 0;
       return true;
     } catch (const std::exception& e) {
-      db_.reset();  // a fresh connection for the retry
+      // A fresh connection for the retry; the old one's backend is ended first.
+      if (db_ && backend_.pid != 0) end_backend_ = true;
+      db_.reset();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++failures_.in_a_row;
+        ++failures_.total;
+        failures_.last_error = e.what();
+      }
       auto now = std::chrono::steady_clock::now();
       if (now - last_error_log >= std::chrono::seconds(10)) {
         EXCHANGE_LOG(error) << "projecting through journal seq " << through_seq
@@ -117,6 +151,7 @@ void Projector::trim_journal(std::int64_t projected_through) {
     EXCHANGE_LOG(debug) << "journal trimmed through seq " << through << " (" << deleted
                         << " entries deleted)";
   } catch (const std::exception& e) {
+    if (backend_.pid != 0) end_backend_ = true;
     db_.reset();
     EXCHANGE_LOG(warn) << "trimming the journal through seq " << through
                        << " failed (retried later): " << e.what();
@@ -129,9 +164,9 @@ void Projector::log_progress(std::chrono::steady_clock::time_point& last_log,
   if (now - last_log < std::chrono::seconds(10)) return;
   last_log = now;
   const std::int64_t queued = queued_seq(), projected = projected_seq();
-  if (pending_requests_ > kWarnPending) {
-    EXCHANGE_LOG(warn) << "the projection is falling behind: " << pending_requests_
-                       << " requests wait to be projected (journal seq " << queued
+  if (pending_rows_ > kWarnPendingRows) {
+    EXCHANGE_LOG(warn) << "the projection is falling behind: " << pending_rows_
+                       << " rows wait to be projected (journal seq " << queued
                        << ", projected through " << projected << ")";
   } else if (queued != last_seq || queued != projected) {
     EXCHANGE_LOG(info) << "projection lag: " << (queued - projected)
@@ -144,9 +179,7 @@ void Projector::log_progress(std::chrono::steady_clock::time_point& last_log,
 void Projector::run() {
   // Connect at once (tests look for the projector's connection); a failure is retried later.
   try {
-    db_ = std::make_unique<Database>(conninfo_, timeout_);
-    db_->set_application_name("exchange-projector");
-    db_->prepare_writes();
+    connect();
   } catch (const std::exception&) {
     db_.reset();
   }
@@ -167,19 +200,20 @@ void Projector::run() {
     // Gather for a moment before writing: in one write the last row per account, position
     // and order wins, so the longer the stretch, the fewer rows PostgreSQL upserts per request
     // (the CPU it saves is the reply path's, on a machine of few cores).
-    if (!stopping_ && pending_requests_ < kMaxRequestsPerWrite) {
+    if (!stopping_ && pending_rows_ < kMaxRowsPerWrite) {
       const std::uint64_t generation = generation_;
       wake_.wait_for(lock, kGatherFor, [&] {
-        return stopping_ || pending_requests_ >= kMaxRequestsPerWrite || generation_ != generation;
+        return stopping_ || pending_rows_ >= kMaxRowsPerWrite || generation_ != generation;
       });
       if (queue_.empty()) continue;
     }
     // Take a bounded run of queued batches; merge them outside the lock (enqueue runs on the
     // group commit's thread and must not wait for this).
     std::vector<Queued> taken;
-    std::size_t requests = 0;
-    while (!queue_.empty() && requests < kMaxRequestsPerWrite) {
-      requests += queue_.front().effects.requests;
+    std::size_t rows = 0;
+    while (!queue_.empty() &&
+           (taken.empty() || rows + queue_.front().effects.rows <= kMaxRowsPerWrite)) {
+      rows += queue_.front().effects.rows;
       taken.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
@@ -199,13 +233,16 @@ void Projector::run() {
     writing_ = false;
     if (ok) {
       projected_.store(std::max(projected_seq(), through), std::memory_order_release);
-      if (generation == generation_) pending_requests_ -= requests;
+      if (generation == generation_) {
+        pending_rows_ -= rows;
+        if (!queue_.empty()) oldest_pending_ = queue_.front().enqueued;
+      }
     } else if (generation == generation_) {
       // Stopping with PostgreSQL away: the next start replays the journal after the position.
       EXCHANGE_LOG(warn) << "stopping with the projection at journal seq " << projected_seq()
                          << "; the next start replays the journal after it";
       queue_.clear();
-      pending_requests_ = 0;
+      pending_rows_ = 0;
     }
     drained_.notify_all();
   }

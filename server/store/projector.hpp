@@ -2,13 +2,16 @@
 // Keeps the SQL tables (accounts, positions, orders, executions) a projection of the journal,
 // off the reply path. Each committed journal batch's effects are queued here in order; one
 // thread with its own connection merges whatever has queued (the last row per key wins,
-// executions appended) and writes it in one statement together with projection_position, so
+// executions appended) and writes it in one transaction together with projection_position, so
 // the tables always hold the state as of one journal seq. The journal is the truth: a failed
-// write is retried on a fresh connection, and meanwhile the projection only lags.
+// write is retried with backoff on a fresh connection (the old connection's backend is
+// terminated, so a statement cut off by the timeout does not keep running), and meanwhile the
+// projection only lags; failures() and oldest_unprojected() let health and metrics say so.
 //
-// Past kWarnPending requests the log says so every 10 s. The queue is bounded by whoever feeds
-// it: app::Exchange pauses its commits while the projection lags too far (wait_pending_below),
-// and so does a start-up or reload replay.
+// Everything here is counted in rows (what the requests produced, before merging), the unit of
+// both memory and database work. Past kWarnPendingRows the log says so every 10 s. The queue
+// is bounded by whoever feeds it: app::Exchange pauses its commits while the projection lags
+// too far (wait_pending_below), and so does a start-up or reload replay.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,18 +23,17 @@
 #include <thread>
 
 #include "store/batch.hpp"
+#include "store/database.hpp"
 
 namespace store {
 
-class Database;
-
 class Projector {
  public:
-  static constexpr std::size_t kWarnPending = 250000;
-  // Requests merged into one write at most: bounds one statement's size.
-  // About a second of projection here (~20,000 requests/s), well inside --db-timeout-ms.
-  static constexpr std::size_t kMaxRequestsPerWrite = 20000;
-  // How long queued effects gather before a write (unless kMaxRequestsPerWrite are queued):
+  static constexpr std::size_t kWarnPendingRows = 1000000;
+  // Rows merged into one write at most (each statement of it holds at most
+  // Database::kProjectionRowsPerStatement per table): about a second of projection here.
+  static constexpr std::size_t kMaxRowsPerWrite = 100000;
+  // How long queued effects gather before a write (unless kMaxRowsPerWrite are queued):
   // the projection trails the journal by about this much plus one write.
   static constexpr std::chrono::milliseconds kGatherFor{200};
 
@@ -60,9 +62,8 @@ class Projector {
   void discard_queue();
   // After a reload read the stored position.
   void set_projected(std::int64_t seq);
-  // Blocks while more than `requests` requests wait to be projected, until stop() or
-  // release_waits().
-  void wait_pending_below(std::size_t requests);
+  // Blocks while more than `rows` rows wait to be projected, until stop() or release_waits().
+  void wait_pending_below(std::size_t rows);
   // A forced shutdown: every wait_pending_below() returns now and later ones do not block.
   void release_waits();
 
@@ -70,12 +71,25 @@ class Projector {
   std::int64_t projected_seq() const { return projected_.load(std::memory_order_acquire); }
   // The last journal seq handed over.
   std::int64_t queued_seq() const { return queued_.load(std::memory_order_acquire); }
+  // Rows waiting to be projected (queued and being written).
+  std::size_t pending_rows() const { return pending_rows_.load(); }
+  // How long the oldest journal entry not yet in the tables has waited (zero when none).
+  std::chrono::milliseconds oldest_unprojected() const;
+  // Failed writes in a row (0 once one succeeds), failed writes ever, and why the last failed.
+  struct Failures {
+    std::uint64_t in_a_row = 0, total = 0;
+    std::string last_error;
+  };
+  Failures failures() const;
 
  private:
   void run();
   // Writes `batch` until it commits; false if abandoned (stopping past the drain deadline, or
   // discard_queue() was called meanwhile).
   bool write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation);
+  // A connection for the next write: a new one after a failure, and then the failed one's
+  // backend is ended (a statement the timeout cut off may still be running there).
+  void connect();
   // Deletes projected journal entries beyond `journal_keep`, a chunk at a time; a failure
   // only postpones it.
   void trim_journal(std::int64_t projected_through);
@@ -87,6 +101,8 @@ class Projector {
   std::int64_t trimmed_through_ = 0;  // the projector thread's
   std::chrono::milliseconds delay_;
   std::unique_ptr<Database> db_;  // the projector thread's own
+  Backend backend_;               // db_'s; ended once db_ failed
+  bool end_backend_ = false;      // the previous connection failed: end backend_
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;     // work queued, or stopping
@@ -94,9 +110,14 @@ class Projector {
   struct Queued {
     Batch effects;
     std::int64_t through_seq;
+    std::chrono::steady_clock::time_point enqueued;
   };
   std::deque<Queued> queue_;
-  std::size_t pending_requests_ = 0;  // in queue_ and in the write in progress
+  // In queue_ and in the write in progress; changed under mutex_, read by metrics without.
+  std::atomic<std::size_t> pending_rows_{0};
+  // When the oldest entry not yet projected was queued (in queue_ or being written).
+  std::chrono::steady_clock::time_point oldest_pending_;
+  Failures failures_;  // under mutex_
   bool writing_ = false;
   std::uint64_t generation_ = 0;  // bumped by discard_queue()
   bool stopping_ = false;

@@ -23,7 +23,7 @@ store::Batch account_batch(std::int64_t seq, const std::string& id) {
   fx.accounts.push_back({id, Decimal::from_int(1), Decimal::from_int(1)});
   store::Batch batch;
   batch.journal.push_back(
-      {seq, 1700000000, 1, "<create><account id=\"" + id + "\" balance=\"1\"/></create>"});
+      {seq, 1700000000, 1, "<create><account id=\"" + id + "\" balance=\"1\"/></create>", {}});
   batch.merge(std::move(fx));
   return batch;
 }

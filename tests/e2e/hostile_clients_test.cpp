@@ -262,8 +262,10 @@ class RawClient {
 class Exchange {
  public:
   explicit Exchange(const std::string& model)
+      // The large reply (~1.3 MB for a ~10 KB request) is what these clients refuse to read,
+      // so the reply budget (64 times the request by default) is raised for it.
       : server_({"--concurrency", model, "--threads", "2", "--reset", "--read-timeout-ms",
-                 std::to_string(kReadTimeoutMs)}) {}
+                 std::to_string(kReadTimeoutMs), "--max-reply-ratio", "1000"}) {}
 
   unsigned short port() const { return server_.port(); }
   ServerProcess& server() { return server_; }

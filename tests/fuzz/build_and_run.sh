@@ -22,7 +22,8 @@ fi
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Iserver)
 core=(server/exchange/decimal.cpp server/exchange/order_book.cpp server/exchange/engine.cpp
-      server/protocol/parse.cpp server/protocol/render.cpp server/app/apply.cpp)
+      server/protocol/parse.cpp server/protocol/render.cpp server/app/apply.cpp
+      server/app/admission.cpp)
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_parse.cpp "${core[@]}" -lpugixml -o "$out/fuzz_parse"
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_framing.cpp server/net/framing.cpp \
   server/protocol/render.cpp server/exchange/decimal.cpp -o "$out/fuzz_framing"

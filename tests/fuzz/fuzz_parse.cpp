@@ -33,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view payload(reinterpret_cast<const char*>(data), size);
   protocol::Command cmd = protocol::parse(payload);
   exchange::Effects fx;
-  app::Applied applied = app::apply(cmd, engine, 1, fx);
+  app::Admission admission = app::Admission::live(app::Limits{}, size);
+  app::Applied applied = app::apply(cmd, engine, 1, fx, admission);
   std::string reply = protocol::render(applied.result);
   pugi::xml_document doc;
   if (!doc.load_buffer(reply.data(), reply.size()) || !doc.child("results")) std::abort();

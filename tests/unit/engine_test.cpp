@@ -890,3 +890,37 @@ TEST_CASE("loading only open orders: fills of closed counterparts are skipped", 
   e.set_next_ids(1, 1);
   CHECK(e.next_order_id() == 13);
 }
+
+TEST_CASE("look_ahead counts the executions an order would make, and whether it would rest",
+          "[engine][limits]") {
+  Exchange x;
+  x.account("1", "100000");
+  x.account("2", "0");
+  x.shares("S", "2", "10");
+  x.order("2", "S", "-2", "10");
+  x.order("2", "S", "-3", "11");
+  x.order("2", "S", "-5", "12");
+  CHECK(x.engine.open_order_count() == 3);
+  CHECK(x.engine.open_orders_of("2") == 3);
+  CHECK(x.engine.open_orders_of("1") == 0);
+
+  auto a = x.engine.look_ahead("S", dec("4"), dec("11"), 100);
+  CHECK(a.executions == 2);
+  CHECK(a.filled);
+  auto b = x.engine.look_ahead("S", dec("6"), dec("11"), 100);  // 5 cross: it would rest
+  CHECK(b.executions == 2);
+  CHECK_FALSE(b.filled);
+  auto c = x.engine.look_ahead("S", dec("10"), dec("12"), 1);  // stops past stop_after
+  CHECK(c.executions == 2);
+  CHECK_FALSE(c.filled);
+  CHECK(x.engine.look_ahead("S", dec("-1"), dec("1"), 100).executions == 0);  // no bids
+  CHECK(x.engine.look_ahead("NONE", dec("1"), dec("1"), 100).executions == 0);
+
+  // The buy executes against exactly what look_ahead said, and the counts follow.
+  x.order("1", "S", "4", "11");
+  CHECK(x.engine.open_order_count() == 2);  // 10 filled, 11 partly
+  CHECK(x.engine.open_orders_of("2") == 2);
+  x.cancel("2", 2);
+  CHECK(x.engine.open_order_count() == 1);
+  CHECK(x.engine.open_orders_of("2") == 1);
+}

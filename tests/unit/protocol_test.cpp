@@ -116,7 +116,8 @@ struct Session {
 
   Reply send(const std::string& xml) {
     protocol::Command cmd = protocol::parse(xml);
-    app::Applied applied = app::apply(cmd, engine, now, fx);
+    app::Admission admission = app::Admission::live(app::Limits{}, xml.size());
+    app::Applied applied = app::apply(cmd, engine, now, fx, admission);
     // Nothing is ever forgotten here, so nothing needs the database.
     CHECK(applied.archive_lookups.empty());
     return check_reply(protocol::render(applied.result));
@@ -964,7 +965,8 @@ TEST_CASE("queries of forgotten closed orders are left for the database", "[prot
                    "<query id=\"3\"/><query id=\"2\"/><query id=\"99\"/><cancel id=\"2\"/>"
                    "<query id=\"002\"/><query id=\"0\"/>"));
   exchange::Effects fx;
-  app::Applied applied = app::apply(cmd, s.engine, s.now, fx);
+  app::Admission admission = app::Admission::live(app::Limits{}, 0);
+  app::Applied applied = app::apply(cmd, s.engine, s.now, fx, admission);
   REQUIRE(applied.result.items.size() == 6);
   using Kind = protocol::ResultItem::Kind;
   CHECK(applied.result.items[0].kind == Kind::Status);  // still in memory
@@ -983,8 +985,81 @@ TEST_CASE("queries of forgotten closed orders are left for the database", "[prot
   CHECK(fx.empty());
   // Ownership of a forgotten order is for the database to check (by account), so another
   // account's query is also deferred, never answered from memory.
-  app::Applied other =
-      app::apply(protocol::parse(transactions("2", "<query id=\"2\"/>")), s.engine, s.now, fx);
+  app::Applied other = app::apply(protocol::parse(transactions("2", "<query id=\"2\"/>")), s.engine,
+                                  s.now, fx, admission);
   REQUIRE(other.archive_lookups.size() == 1);
   CHECK(other.archive_lookups[0].id == 2);
+}
+
+TEST_CASE("parse limits refuse the whole request and name their flag", "[protocol][limits]") {
+  protocol::ParseLimits limits;  // the defaults: ids and symbols 32, 16 attributes
+  auto error_of = [&](const std::string& xml) {
+    protocol::Command cmd = protocol::parse(xml, limits);
+    CHECK(cmd.kind == protocol::Command::Kind::Invalid);
+    return cmd.error;
+  };
+  const std::string id33(33, '1'), sym33(33, 'S');
+  CHECK_THAT(error_of("<create><account id=\"" + id33 + "\" balance=\"1\"/></create>"),
+             Catch::Contains("--max-id-length"));
+  CHECK_THAT(error_of("<transactions id=\"" + id33 + "\"><query id=\"1\"/></transactions>"),
+             Catch::Contains("--max-id-length"));
+  CHECK_THAT(error_of("<transactions id=\"1\"><cancel id=\"" + id33 + "\"/></transactions>"),
+             Catch::Contains("--max-id-length"));
+  CHECK_THAT(error_of("<create><symbol sym=\"" + sym33 +
+                      "\"><account id=\"1\">1</account></symbol></create>"),
+             Catch::Contains("--max-symbol-length"));
+  std::string many = "<create><account id=\"1\" balance=\"1\"";
+  for (int i = 0; i < 15; ++i) many += " x" + std::to_string(i) + "=\"\"";
+  CHECK_THAT(error_of(many + "/></create>"), Catch::Contains("--max-attributes"));
+  CHECK(error_of("<create><account id=\"1\" id=\"2\" balance=\"1\"/></create>") ==
+        "Malformed XML: repeated attribute");
+
+  // At the limits exactly, the request is parsed as usual.
+  const std::string id32(32, '1'), sym32(32, 'S');
+  CHECK(protocol::parse("<create><account id=\"" + id32 + "\" balance=\"1\"/></create>", limits)
+            .kind == protocol::Command::Kind::Create);
+  CHECK(protocol::parse("<transactions id=\"1\"><order sym=\"" + sym32 +
+                            "\" amount=\"1\" limit=\"1\"/></transactions>",
+                        limits)
+            .kind == protocol::Command::Kind::Transactions);
+  // A replay parses without limits.
+  CHECK(protocol::parse("<create><account id=\"" + id33 + "\" balance=\"1\"/></create>",
+                        protocol::ParseLimits::unlimited())
+            .kind == protocol::Command::Kind::Create);
+}
+
+TEST_CASE("admission: live refusals are listed, and a replay refuses exactly those",
+          "[protocol][limits]") {
+  app::Limits limits;
+  limits.max_accounts = 1;
+  limits.max_executions_per_request = 1;
+  Session live;
+  const std::string create =
+      "<create><account id=\"1\" balance=\"100\"/><account id=\"2\" balance=\"5\"/>"
+      "<account id=\"1\" balance=\"1\"/></create>";
+  app::Admission admission = app::Admission::live(limits, create.size());
+  app::apply(protocol::parse(create), live.engine, live.now, live.fx, admission);
+  // The second is over --max-accounts; the third fails by the engine's own rule (it exists).
+  CHECK(admission.refused() == "1");
+  CHECK(live.engine.account_count() == 1);
+
+  Session replayed;
+  app::Admission replay = app::Admission::replay(admission.refused());
+  app::apply(protocol::parse(create), replayed.engine, replayed.now, replayed.fx, replay);
+  CHECK(replayed.engine.account_count() == 1);
+  CHECK_FALSE(replayed.engine.has_account("2"));
+
+  CHECK_THROWS_AS(app::Admission::replay("1,,2"), std::invalid_argument);
+  CHECK_THROWS_AS(app::Admission::replay("x"), std::invalid_argument);
+  CHECK_NOTHROW(app::Admission::replay(""));
+  CHECK_NOTHROW(app::Admission::replay("0,17,3"));
+
+  // The reply budget: at least kReplyAllowance, 64 times the request, at most max_reply_bytes.
+  app::Admission small = app::Admission::live(app::Limits{}, 10);
+  const std::size_t fit = (app::Limits::kReplyAllowance - app::Admission::status_bytes(0)) / 110;
+  CHECK(small.reply_status(0, fit).empty());
+  CHECK_THAT(small.reply_status(1, fit), Catch::Contains("--max-reply-ratio"));
+  app::Admission big = app::Admission::live(app::Limits{}, 1 << 30);
+  CHECK(big.reply_status(0, 30000).empty());  // 3.3 MB < 4 MiB
+  CHECK_FALSE(big.reply_status(1, 30000).empty());
 }

@@ -1,0 +1,73 @@
+#pragma once
+// Admission: the limits that keep what one request costs, and what clients can make the
+// exchange hold, bounded. Each is a flag (server/main.cpp) and is checked before the child it
+// refuses is applied, so nothing over a limit is ever journaled or projected.
+//
+// A refusal depends on the state (how many accounts exist, what rests on a book) and on flags
+// an operator may change between runs, so a replay cannot re-derive it: the live run records
+// which children it refused (Admission::refused(), journaled with the request) and a replay
+// refuses exactly those. The replay then follows the live run whatever the flags are now.
+#include <cstddef>
+#include <string>
+#include <unordered_set>
+
+#include "exchange/decimal.hpp"
+#include "exchange/engine.hpp"
+
+namespace app {
+
+struct Limits {
+  std::size_t max_accounts = 1000000;
+  std::size_t max_symbols = 10000;
+  std::size_t max_open_orders = 2000000;
+  std::size_t max_open_orders_per_account = 10000;
+  // Executions one request may cause: bounds the time it holds the engine and the rows its
+  // projection writes.
+  std::size_t max_executions_per_request = 10000;
+  // A reply may be this many times its request's bytes (but always kReplyAllowance), and never
+  // more than max_reply_bytes.
+  std::size_t max_reply_ratio = 64;
+  std::size_t max_reply_bytes = 4 << 20;
+  static constexpr std::size_t kReplyAllowance = 64 * 1024;
+};
+
+class Admission {
+ public:
+  // A live request of `request_bytes` bytes, under `limits`.
+  static Admission live(const Limits& limits, std::size_t request_bytes);
+  // A journal replay: refuses the children listed in `refused` (what refused() returned in the
+  // live run) and nothing else. Throws std::invalid_argument when the list is malformed.
+  static Admission replay(const std::string& refused);
+
+  // Each check is for the child at `index` (its position in Command::creates or
+  // Command::transactions) and returns why it is refused, or an empty string.
+  std::string create_account(std::size_t index, const exchange::Engine& engine,
+                             const std::string& account);
+  std::string add_shares(std::size_t index, const exchange::Engine& engine,
+                         const std::string& symbol);
+  // Counts the executions the order would cause against the request's budget.
+  std::string place_order(std::size_t index, const exchange::Engine& engine,
+                          const std::string& account, const std::string& symbol,
+                          exchange::Decimal amount, exchange::Decimal limit);
+  // A <status> or <canceled> with `fills` executions: counts its bytes against the reply's
+  // budget. For a cancel, call it before cancelling.
+  std::string reply_status(std::size_t index, std::size_t fills);
+
+  // The refused children, "3,17" (empty when none): what the journal keeps for a replay.
+  const std::string& refused() const { return refused_list_; }
+
+  // The bytes a <status> or <canceled> counts for: an upper bound of what render() writes.
+  static std::size_t status_bytes(std::size_t fills);
+
+ private:
+  std::string refuse(std::size_t index, std::string why);
+
+  bool replaying_ = false;
+  std::unordered_set<std::size_t> replay_refused_;
+  Limits limits_;
+  std::size_t executions_left_ = 0;
+  std::size_t reply_bytes_left_ = 0;
+  std::string refused_list_;
+};
+
+}  // namespace app
