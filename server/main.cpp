@@ -47,6 +47,8 @@ struct Config {
   int db_wait_seconds = 30;
   unsigned admin_port = 0;  // 0: no admin port
   std::string admin_bind = "127.0.0.1";
+  std::size_t admin_max_connections = net::AdminLimits{}.max_connections;
+  unsigned admin_timeout_ms = static_cast<unsigned>(net::AdminLimits{}.timeout.count());
   unsigned db_timeout_ms = 5000;
   unsigned ready_max_lag_ms = 10000;
   unsigned shutdown_grace_ms = 10000;
@@ -131,6 +133,13 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "admin-bind", po::value(&cfg.admin_bind)->default_value(cfg.admin_bind),
       "address of the admin port (it has no authentication: keep it local unless a "
       "firewall guards it)")(
+      "admin-max-connections",
+      po::value(&cfg.admin_max_connections)->default_value(cfg.admin_max_connections),
+      "admin connections open at once; at the cap a newcomer closes the oldest one that has "
+      "not sent its whole request yet, so idle or slow clients cannot lock operators out")(
+      "admin-timeout-ms", po::value(&cfg.admin_timeout_ms)->default_value(cfg.admin_timeout_ms),
+      "an admin client must send its whole request within this, counted from the connection, "
+      "and gets as long again to read the answer; then it is closed")(
       "db-timeout-ms", po::value(&cfg.db_timeout_ms)->default_value(cfg.db_timeout_ms),
       "longest wait for PostgreSQL: a commit or read without an answer this long closes its "
       "connection (the commit's outcome is then read from a fresh one) and the server "
@@ -179,6 +188,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     exit_code = 2;
     return false;
   }
+  if (cfg.admin_max_connections < 1 || cfg.admin_timeout_ms < 1) {
+    EXCHANGE_LOG(error) << "--admin-max-connections and --admin-timeout-ms must be at least 1";
+    exit_code = 2;
+    return false;
+  }
   if (cfg.journal_keep < 0) {
     EXCHANGE_LOG(error) << "--journal-keep must be 0 (keep everything) or more";
     exit_code = 2;
@@ -212,9 +226,10 @@ int main(int argc, char** argv) {
   Config cfg;
   int exit_code = 0;
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
-  // Beyond the connections: the listener, PostgreSQL connections, logs, and one per worker of
-  // the self-sizing pools (adaptive reads its own schedstat file).
-  cli::raise_descriptor_limit(cfg.max_connections + cfg.serving.max_threads + 64);
+  // Beyond the connections: the admin port's, the listener, PostgreSQL connections, logs, and
+  // one per worker of the self-sizing pools (adaptive reads its own schedstat file).
+  cli::raise_descriptor_limit(cfg.max_connections + cfg.admin_max_connections +
+                              cfg.serving.max_threads + 64);
   protocol::set_default_parse_limits(cfg.parse_limits);
 
   // A peer that closes while we write is an error code on that connection (EPIPE), never a
@@ -282,7 +297,9 @@ int main(int argc, char** argv) {
             }
             return net::HttpResponse{404, "text/plain; charset=utf-8",
                                      "not found: try /metrics or /healthz\n"};
-          });
+          },
+          net::AdminLimits{cfg.admin_max_connections,
+                           std::chrono::milliseconds(cfg.admin_timeout_ms)});
       EXCHANGE_LOG(info) << "admin HTTP on " << cfg.admin_bind << ":" << admin->port()
                          << " (/metrics, /healthz)";
     }

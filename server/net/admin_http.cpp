@@ -1,5 +1,6 @@
 #include "net/admin_http.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 #include <boost/beast/core.hpp>
@@ -15,25 +16,32 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-constexpr int kMaxOpen = 64;
-constexpr auto kDeadline = std::chrono::seconds(5);
-
-// One request, one response, close.
+// One request, one response, close. It holds one of the server's slots from start() to close().
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(tcp::socket socket, const HttpRoutes& routes, std::shared_ptr<int> open)
-      : stream_(std::move(socket)), routes_(routes), open_(std::move(open)) {
-    ++*open_;
+  HttpConnection(tcp::socket socket, const HttpRoutes& routes, std::shared_ptr<AdminSlots> slots,
+                 std::chrono::milliseconds timeout)
+      : stream_(std::move(socket)), routes_(routes), slots_(std::move(slots)), timeout_(timeout) {
     parser_.header_limit(8 * 1024);
     parser_.body_limit(0);  // GET and HEAD carry no body
   }
-  ~HttpConnection() { --*open_; }
+  // Dropped with the io_context after stop(), never closed: the slot goes all the same.
+  ~HttpConnection() {
+    if (slot_) slots_->release(*slot_);
+  }
 
   void start() {
-    stream_.expires_after(kDeadline);
+    slot_ = slots_->take([weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->close();
+    });
+    // One deadline for the whole request, not one per read: a client dripping a byte at a
+    // time (slowloris) must not be able to stretch it.
+    stream_.expires_after(timeout_);
     http::async_read(stream_, buffer_, parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       if (ec) return self->close();  // bad HTTP, timeout, reset: no answer
+                       // Bad HTTP, timeout, reset: no answer. No slot: evicted for a newcomer
+                       // after the request arrived but before this ran.
+                       if (ec || !self->slot_) return self->close();
                        self->respond();
                      });
   }
@@ -62,12 +70,19 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
       response_.body() = std::move(answer.body);
       response_.prepare_payload();
     }
+    slots_->answering(*slot_);
+    // A fresh deadline for the response, so a client that does not read it cannot hold the
+    // slot (which is no longer evictable) for longer than that.
+    stream_.expires_after(timeout_);
     http::async_write(
         stream_, response_,
         [self = shared_from_this()](beast::error_code, std::size_t) { self->close(); });
   }
 
+  // Idempotent: an evicted connection is closed again when its read is aborted.
   void close() {
+    if (slot_) slots_->release(*slot_);
+    slot_.reset();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.socket().close(ignored);
@@ -78,14 +93,22 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   http::request_parser<http::empty_body> parser_;
   http::response<http::string_body> response_;
   const HttpRoutes& routes_;
-  std::shared_ptr<int> open_;
+  std::shared_ptr<AdminSlots> slots_;
+  std::optional<AdminSlots::Slot> slot_;  // empty before start() and after close()
+  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace
 
 AdminHttpServer::AdminHttpServer(const std::string& bind_address, std::uint16_t port,
-                                 HttpRoutes routes)
-    : acceptor_(io_), backoff_(io_), routes_(std::move(routes)), open_(std::make_shared<int>(0)) {
+                                 HttpRoutes routes, AdminLimits limits)
+    : acceptor_(io_),
+      backoff_(io_),
+      routes_(std::move(routes)),
+      limits_(limits),
+      slots_(std::make_shared<AdminSlots>(limits.max_connections)) {
+  if (limits.max_connections < 1 || limits.timeout.count() < 1)
+    throw std::runtime_error("the admin port needs at least 1 connection and 1 ms");
   beast::error_code ec;
   auto address = asio::ip::make_address(bind_address, ec);
   if (ec) throw std::runtime_error("invalid --admin-bind address '" + bind_address + "'");
@@ -126,13 +149,12 @@ void AdminHttpServer::accept() {
       });
       return;
     }
-    {
-      if (*open_ >= kMaxOpen) {
-        beast::error_code ignored;
-        socket.close(ignored);  // a flood of scrapers gets closed, trading is not touched
-      } else {
-        std::make_shared<HttpConnection>(std::move(socket), routes_, open_)->start();
-      }
+    if (slots_->make_room()) {
+      std::make_shared<HttpConnection>(std::move(socket), routes_, slots_, limits_.timeout)
+          ->start();
+    } else {
+      beast::error_code ignored;
+      socket.close(ignored);  // every slot is answering a request; trading is not touched
     }
     accept();
   });

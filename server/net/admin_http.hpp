@@ -3,7 +3,10 @@
 // own thread and io_context, so a scrape or a health check never waits behind trading traffic
 // and a slow or hostile HTTP client never slows the trading port. Boost.Beast parses and writes
 // HTTP/1.1; every connection answers one request and closes; requests are small (headers up to
-// 8 KiB, no body) and bounded in time (5 s); at most 64 connections at once.
+// 8 KiB, no body). AdminLimits bounds the connections and how long each may take; at the cap
+// the oldest connection still waiting for its request gives way (AdminSlots says why).
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +14,8 @@
 #include <thread>
 
 #include <boost/asio.hpp>
+
+#include "net/admin_slots.hpp"
 
 namespace net {
 
@@ -20,13 +25,23 @@ struct HttpResponse {
   std::string body;
 };
 
+struct AdminLimits {
+  // Connections open at once (--admin-max-connections).
+  std::size_t max_connections = 64;
+  // The whole request must arrive within this, counted from the accept, so an idle or
+  // slowloris client cannot hold a slot; writing the response gets as long again, so neither
+  // can a client that does not read it (--admin-timeout-ms).
+  std::chrono::milliseconds timeout{2000};
+};
+
 // Called on the admin thread with the request's target ("/metrics"); only for GET and HEAD.
 using HttpRoutes = std::function<HttpResponse(const std::string& target)>;
 
 class AdminHttpServer {
  public:
   // Binds and starts serving; throws std::runtime_error with the reason (e.g. port in use).
-  AdminHttpServer(const std::string& bind_address, std::uint16_t port, HttpRoutes routes);
+  AdminHttpServer(const std::string& bind_address, std::uint16_t port, HttpRoutes routes,
+                  AdminLimits limits = {});
   ~AdminHttpServer();
   AdminHttpServer(const AdminHttpServer&) = delete;
   AdminHttpServer& operator=(const AdminHttpServer&) = delete;
@@ -42,8 +57,10 @@ class AdminHttpServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer backoff_;
   HttpRoutes routes_;
+  AdminLimits limits_;
   std::uint16_t port_ = 0;
-  std::shared_ptr<int> open_;  // connections open now (only the admin thread touches it)
+  // Shared with the connections, which may outlive this object's members in io_'s destructor.
+  std::shared_ptr<AdminSlots> slots_;
   std::thread thread_;
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -40,7 +41,62 @@ bool accepts_connections(unsigned short port) {
   return ok;
 }
 
+// The server on `port` against the test database, with `flags` after the harness's own, its
+// output appended to `log_path`.
+pid_t spawn(unsigned short port, const std::vector<std::string>& flags,
+            const std::string& log_path) {
+  std::vector<std::string> args = {server_binary(), "--port", std::to_string(port), "--bind",
+                                   "127.0.0.1",     "--db",   database_url()};
+  args.insert(args.end(), flags.begin(), flags.end());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    FILE* log = std::fopen(log_path.c_str(), "a");
+    if (log) {
+      ::dup2(fileno(log), 2);
+      ::dup2(fileno(log), 1);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::perror("execv");
+    std::_Exit(127);
+  }
+  return pid;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 }  // namespace
+
+int run_to_exit(const std::vector<std::string>& flags, std::string& output) {
+  const unsigned short port = free_port();
+  const std::string log_path = "/tmp/exchange-test-server-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(port) + ".log";
+  std::remove(log_path.c_str());
+  pid_t pid = spawn(port, flags, log_path);
+  int status = 0;
+  int code = -1;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (code == -1) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  output = read_file(log_path);
+  return code;
+}
 
 unsigned short free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -75,23 +131,7 @@ ServerProcess::~ServerProcess() {
 }
 
 void ServerProcess::launch(const std::vector<std::string>& flags) {
-  std::vector<std::string> args = {server_binary(), "--port", std::to_string(port_), "--bind",
-                                   "127.0.0.1",     "--db",   database_url()};
-  args.insert(args.end(), flags.begin(), flags.end());
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    FILE* log = std::fopen(log_path_.c_str(), "a");
-    if (log) {
-      ::dup2(fileno(log), 2);
-      ::dup2(fileno(log), 1);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    std::perror("execv");
-    std::_Exit(127);
-  }
+  pid_ = spawn(port_, flags, log_path_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
     int status;
@@ -132,11 +172,6 @@ void ServerProcess::restart() {
   launch(flags);
 }
 
-std::string ServerProcess::log() const {
-  std::ifstream in(log_path_);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string ServerProcess::log() const { return read_file(log_path_); }
 
 }  // namespace testing_support

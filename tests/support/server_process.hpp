@@ -36,6 +36,10 @@ class ServerProcess {
   std::string log_path_;
 };
 
+// Runs the server with these extra flags until it exits by itself, as it should at start-up
+// after bad flags: its exit status, and its output in `output`. Killed after 30 s (-1).
+int run_to_exit(const std::vector<std::string>& flags, std::string& output);
+
 unsigned short free_port();
 // Models the end-to-end suite runs against (EXCHANGE_TEST_MODELS="a b" narrows it).
 std::vector<std::string> models_under_test();
