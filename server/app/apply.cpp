@@ -27,8 +27,6 @@ ResultItem apply_create(const CreateItem& item, exchange::Engine& engine, exchan
   return r;
 }
 
-const char* kNoSuchOrder = "No such order for this account";
-
 ResultItem apply_transaction(const std::string& account, const TransactionItem& item,
                              exchange::Engine& engine, std::int64_t now, exchange::Effects& fx,
                              bool& needs_archive) {

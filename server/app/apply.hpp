@@ -21,6 +21,9 @@ struct Applied {
   std::vector<ArchiveLookup> archive_lookups;
 };
 
+// The error of a <query> or <cancel> of an order the account does not own (or no order at all).
+inline constexpr const char* kNoSuchOrder = "No such order for this account";
+
 Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
               exchange::Effects& fx);
 
