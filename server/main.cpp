@@ -25,6 +25,7 @@
 #include "store/batch_writer.hpp"
 #include "store/connection_bounds.hpp"
 #include "store/database.hpp"
+#include "store/order_archive.hpp"
 #include "store/watchdog.hpp"
 #include "util/log.hpp"
 
@@ -44,6 +45,7 @@ struct Config {
   protocol::ParseLimits parse_limits;  // --max-children, --max-id-length, ...
   app::Limits limits;                  // --max-accounts, --max-reply-bytes, ...
   std::size_t closed_orders_cached = 100000;
+  std::size_t archive_connections = 2;
   int db_wait_seconds = 30;
   unsigned admin_port = 0;  // 0: no admin port
   std::string admin_bind = "127.0.0.1";
@@ -160,7 +162,15 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "closed-orders-cached",
       po::value(&cfg.closed_orders_cached)->default_value(cfg.closed_orders_cached),
       "closed orders kept in memory for queries; older ones are read from the database, so "
-      "memory stays flat however long the server runs");
+      "memory stays flat however long the server runs")(
+      "archive-connections",
+      po::value(&cfg.archive_connections)->default_value(cfg.archive_connections),
+      ("threads, each with one PostgreSQL connection, that read queried orders no longer in "
+       "memory (one statement per request, off the threads serving clients); up to " +
+       std::to_string(store::OrderArchive::kWaitingPerConnection) +
+       " requests per connection wait for them, and further ones get 'Server busy' for those "
+       "queries")
+          .c_str());
   // Not in --help: tests hold the projection back to exercise the journal replay.
   po::options_description hidden;
   hidden.add_options()("projector-delay-ms", po::value(&cfg.projector_delay_ms));
@@ -173,13 +183,15 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   const auto& pl = cfg.parse_limits;
   const auto& l = cfg.limits;
   if (cfg.max_connections < 1 || cfg.read_timeout_ms < 1 || cfg.max_request_bytes < 1 ||
-      pl.max_children < 1 || pl.max_id_length < 1 || pl.max_symbol_length < 1 ||
-      pl.max_attributes < 3 || l.max_accounts < 1 || l.max_symbols < 1 || l.max_open_orders < 1 ||
-      l.max_open_orders_per_account < 1 || l.max_executions_per_request < 1 ||
-      l.max_reply_ratio < 1 || l.max_reply_bytes < app::Limits::kReplyAllowance) {
+      cfg.archive_connections < 1 || pl.max_children < 1 || pl.max_id_length < 1 ||
+      pl.max_symbol_length < 1 || pl.max_attributes < 3 || l.max_accounts < 1 ||
+      l.max_symbols < 1 || l.max_open_orders < 1 || l.max_open_orders_per_account < 1 ||
+      l.max_executions_per_request < 1 || l.max_reply_ratio < 1 ||
+      l.max_reply_bytes < app::Limits::kReplyAllowance) {
     EXCHANGE_LOG(error) << "every --max-... limit must be at least 1 (--max-attributes at least "
                            "3, --max-reply-bytes at least "
-                        << app::Limits::kReplyAllowance << "), and --read-timeout-ms too";
+                        << app::Limits::kReplyAllowance
+                        << "), and --read-timeout-ms and --archive-connections too";
     exit_code = 2;
     return false;
   }
@@ -229,7 +241,7 @@ int main(int argc, char** argv) {
   // Beyond the connections: the admin port's, the listener, PostgreSQL connections, logs, and
   // one per worker of the self-sizing pools (adaptive reads its own schedstat file).
   cli::raise_descriptor_limit(cfg.max_connections + cfg.admin_max_connections +
-                              cfg.serving.max_threads + 64);
+                              cfg.serving.max_threads + cfg.archive_connections + 64);
   protocol::set_default_parse_limits(cfg.parse_limits);
 
   // A peer that closes while we write is an error code on that connection (EPIPE), never a
@@ -249,6 +261,7 @@ int main(int argc, char** argv) {
     exchange_options.conninfo = cfg.serving.db;
     exchange_options.db_timeout = db_timeout;
     exchange_options.closed_orders_cached = cfg.closed_orders_cached;
+    exchange_options.archive_connections = cfg.archive_connections;
     exchange_options.journal_keep = cfg.journal_keep;
     exchange_options.limits = cfg.limits;
     exchange_options.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
@@ -269,8 +282,16 @@ int main(int argc, char** argv) {
     net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));
     options.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
     options.metrics->set_db_counters([&exchange] {
-      return app::Metrics::DbCounters{static_cast<long>(store::Watchdog::shared().timeouts()),
-                                      static_cast<long>(exchange.write_reconnects())};
+      const auto archive = exchange.archive_counts();
+      app::Metrics::DbCounters db;
+      db.timeouts = static_cast<long>(store::Watchdog::shared().timeouts());
+      db.reconnects = static_cast<long>(exchange.write_reconnects());
+      db.archive_statements = static_cast<long>(archive.statements);
+      db.archive_orders = static_cast<long>(archive.orders);
+      db.archive_refused = static_cast<long>(archive.refused);
+      db.archive_waiting = static_cast<long>(archive.waiting);
+      db.archive_connections = static_cast<long>(archive.connected);
+      return db;
     });
     if (!cfg.metrics_path.empty()) options.metrics->start_csv(cfg.metrics_path);
     options.limits.max_request_bytes = cfg.max_request_bytes;

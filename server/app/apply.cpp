@@ -31,8 +31,6 @@ ResultItem apply_create(std::size_t index, const CreateItem& item, exchange::Eng
   return r;
 }
 
-const char* kNoSuchOrder = "No such order for this account";
-
 ResultItem apply_transaction(std::size_t index, const std::string& account,
                              const TransactionItem& item, exchange::Engine& engine,
                              std::int64_t now, exchange::Effects& fx, Admission& admission,

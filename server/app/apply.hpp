@@ -23,6 +23,9 @@ struct Applied {
   std::vector<ArchiveLookup> archive_lookups;
 };
 
+// The error of a <query> or <cancel> of an order the account does not own (or no order at all).
+inline constexpr const char* kNoSuchOrder = "No such order for this account";
+
 // `admission` decides whether each child may be applied (limits live, the live run's refusals
 // in a replay); an archived order's status is checked against it when it is read.
 Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,

@@ -6,6 +6,7 @@
 
 #include <boost/thread/locks.hpp>
 
+#include "app/archived_orders.hpp"
 #include "app/replay.hpp"
 #include "store/watchdog.hpp"
 #include "util/log.hpp"
@@ -22,7 +23,6 @@ Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopF
       projector_(options_.conninfo, options_.db_timeout, options_.journal_keep,
                  options_.projector_delay),
       writer_(options_.conninfo, options_.db_timeout, options_.db_timeout),
-      archive_(options_.conninfo, options_.db_timeout),
       batcher_(
           [this](const store::Batch& batch, store::Ticket ticket) {
             const auto started = std::chrono::steady_clock::now();
@@ -40,7 +40,8 @@ Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopF
             // Backpressure: the commit thread, and so every reply, waits while the projection
             // is too far behind. Only a projector that cannot write for a long time gets here.
             projector_.wait_pending_below(kMaxProjectionRows);
-          }) {}
+          }),
+      archive_({options_.conninfo, options_.db_timeout, options_.archive_connections}) {}
 
 Exchange::~Exchange() { stop(true); }
 
@@ -53,42 +54,64 @@ void Exchange::load(store::Database& db) {
 void Exchange::start() { batcher_.start(); }
 
 void Exchange::stop(bool forced) {
+  // Lookups still queued are answered first: they hand their replies to the batcher.
+  archive_.stop();
   batcher_.stop();
   projector_.stop(forced ? std::chrono::seconds(0) : std::chrono::seconds(5));
 }
 
 void Exchange::abandon() {
+  archive_.abandon();
   writer_.abandon();
   projector_.release_waits();
   store::Watchdog::shared().fire_all();
 }
 
-void Exchange::complete_from_archive(const std::string& account, Applied& applied,
-                                     Admission& admission) {
-  for (const auto& lookup : applied.archive_lookups) {
-    protocol::ResultItem& item = applied.result.items[lookup.index];
-    try {
-      auto status = archive_.find(account, lookup.id);
-      if (status) {
-        item.message = admission.reply_status(lookup.child, status->fills.size());
-        if (item.message.empty()) {
-          item.status = std::move(*status);
-          continue;
+void Exchange::complete_from_archive(const std::string& account, Applied&& applied,
+                                     Admission&& admission, store::Ticket ticket, bool journaled,
+                                     const Prepare& prepare, Send send) {
+  auto ids = archive_ids(applied);
+  archive_.find(
+      account, std::move(ids),
+      [this, applied = std::move(applied), admission = std::move(admission), ticket, journaled,
+       prepare, send = std::move(send)](store::OrderArchive::Answer answer) mutable {
+        if (answer.kind == store::OrderArchive::Answer::Kind::Failed)
+          EXCHANGE_LOG(error) << "reading " << applied.archive_lookups.size()
+                              << " archived orders failed: " << answer.error;
+        std::string prepared;
+        try {
+          complete_lookups(applied, answer, options_.archive_connections, admission);
+          prepared = prepare(applied.result);
+        } catch (const std::exception& e) {
+          // Out of memory while rendering: whatever the request changed is committed
+          // or fails with its batch, and the client cannot tell which.
+          EXCHANGE_LOG(error) << "preparing a reply failed: " << e.what();
+          return send(journaled ? Outcome::Unknown : Outcome::InternalError, {});
         }
-      } else {
-        item.message = "No such order for this account";
-      }
-    } catch (const std::exception& e) {
-      EXCHANGE_LOG(error) << "reading order " << lookup.id << " failed: " << e.what();
-      item.message = "Internal error: the order could not be read from the database; retry";
+        reply_when_durable(ticket, std::move(prepared), std::move(send), journaled);
+      });
+}
+
+void Exchange::reply_when_durable(store::Ticket ticket, std::string prepared, Send send,
+                                  bool journaled) {
+  using Clock = std::chrono::steady_clock;
+  const auto applied_at = Clock::now();
+  batcher_.when_durable(ticket, [this, prepared = std::move(prepared), send = std::move(send),
+                                 journaled, applied_at](store::Outcome outcome) mutable {
+    if (journaled) metrics_.commit_waited(Clock::now() - applied_at);
+    switch (outcome) {
+      case store::Outcome::Committed:
+        return send(Outcome::Durable, std::move(prepared));
+      case store::Outcome::Unknown:
+        return send(Outcome::Unknown, {});
+      case store::Outcome::NotApplied:
+        return send(Outcome::NotApplied, {});
     }
-    item.kind = protocol::ResultItem::Kind::Error;
-  }
+  });
 }
 
 void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
                       const Prepare& prepare, Send send) {
-  using Clock = std::chrono::steady_clock;
   // The only clock reading of a request: the journal keeps it, so a replay applies the same.
   const std::int64_t now = std::time(nullptr);
   Applied applied;
@@ -133,21 +156,11 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
     }
   }
 
-  if (!applied.archive_lookups.empty()) complete_from_archive(cmd.account, applied, admission);
-  std::string prepared = prepare(applied.result);
-  const auto applied_at = Clock::now();
-  batcher_.when_durable(ticket, [this, prepared = std::move(prepared), send = std::move(send),
-                                 journaled, applied_at](store::Outcome outcome) mutable {
-    if (journaled) metrics_.commit_waited(Clock::now() - applied_at);
-    switch (outcome) {
-      case store::Outcome::Committed:
-        return send(Outcome::Durable, std::move(prepared));
-      case store::Outcome::Unknown:
-        return send(Outcome::Unknown, {});
-      case store::Outcome::NotApplied:
-        return send(Outcome::NotApplied, {});
-    }
-  });
+  // Orders only the database still holds are read off this thread (it may be the event loop's).
+  if (!applied.archive_lookups.empty())
+    return complete_from_archive(cmd.account, std::move(applied), std::move(admission), ticket,
+                                 journaled, prepare, std::move(send));
+  reply_when_durable(ticket, prepare(applied.result), std::move(send), journaled);
 }
 
 Backlog Exchange::backlog() const {

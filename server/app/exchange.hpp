@@ -43,6 +43,9 @@ struct ExchangeOptions {
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   // Closed orders kept in memory for queries (--closed-orders-cached).
   std::size_t closed_orders_cached = 100000;
+  // Threads, and so PostgreSQL connections at most, that read queried orders no longer in
+  // memory (--archive-connections).
+  std::size_t archive_connections = 2;
   // Projected journal entries kept beyond the newest this many are deleted (--journal-keep;
   // 0 keeps the whole journal).
   std::int64_t journal_keep = 0;
@@ -66,9 +69,11 @@ class Exchange {
     NotApplied,     // its commit failed; nothing is stored, safe to retry
     Unknown,        // the connection broke during its commit and the outcome is not known
   };
-  // `prepare` runs at once on the submitting thread with the result (render it there: the
-  // commit thread must stay free); `send` runs exactly once with the outcome and what prepare
-  // returned (empty unless Durable): at once, or later on the commit thread.
+  // `prepare` runs once with the result (render it there: the commit thread must stay free):
+  // at once on the submitting thread, or, for a request that queries orders only PostgreSQL
+  // still holds, on an archive thread once they are read. `send` runs exactly once with the
+  // outcome and what prepare returned (empty unless Durable): at once, or later on the commit
+  // thread or an archive thread.
   using Prepare = std::function<std::string(const protocol::Result&)>;
   using Send = std::function<void(Outcome, std::string prepared)>;
 
@@ -101,6 +106,7 @@ class Exchange {
   // What readiness judges: how far the projection and the commits are behind. Lock-free.
   Backlog backlog() const;
   std::uint64_t write_reconnects() const { return writer_.counts().reconnects; }
+  store::OrderArchive::Counts archive_counts() const { return archive_.counts(); }
   exchange::OrderId next_order_id();
   std::size_t order_count();
   // What it did, for the log at exit.
@@ -110,8 +116,15 @@ class Exchange {
   // The group commit's RecoverFn (recovery.cpp): fails what could have seen batch `failed`,
   // serves "unavailable" and rebuilds the engine until it succeeds or the server stops.
   void recover(store::Ticket failed, store::Outcome outcome);
-  // Completes <status> items of orders only the database still holds.
-  void complete_from_archive(const std::string& account, Applied& applied, Admission& admission);
+  // Hands a request with <status> items of orders only the database still holds to the
+  // archive, which reads them off this thread and then prepares and sends the reply.
+  // Each status read counts against the reply's budget (`admission`).
+  void complete_from_archive(const std::string& account, Applied&& applied, Admission&& admission,
+                             store::Ticket ticket, bool journaled, const Prepare& prepare,
+                             Send send);
+  // Sends `prepared` once `ticket` is durable (or the outcome if it failed). `journaled`: the
+  // request's own entry is in that batch (its wait is measured).
+  void reply_when_durable(store::Ticket ticket, std::string prepared, Send send, bool journaled);
 
   ExchangeOptions options_;
   Metrics& metrics_;
@@ -125,10 +138,11 @@ class Exchange {
   ClosedOrders closed_;  // under the exclusive lock
   store::Projector projector_;
   store::BatchWriter writer_;
-  store::OrderArchive archive_;
   std::atomic<std::uint64_t> reloads_{0};
-  // Last: its thread uses everything above, so it is destroyed (stopped) first.
+  // Its thread uses everything above, so it is destroyed (stopped) before them.
   store::Batcher batcher_;
+  // Last: its threads hand replies to the batcher, so it is stopped first (stop() does too).
+  store::OrderArchive archive_;
 };
 
 }  // namespace app

@@ -138,6 +138,20 @@ std::string Metrics::prometheus_text() {
           db.timeouts);
   counter("exchange_db_reconnects_total", "New write connections after a broken one.",
           db.reconnects);
+  counter("exchange_archive_queries_total",
+          "PostgreSQL statements reading queried orders no longer in memory "
+          "(--closed-orders-cached): one per request, however many such orders it queries.",
+          db.archive_statements);
+  counter("exchange_archive_orders_total", "Orders read by those statements.", db.archive_orders);
+  counter("exchange_archive_refused_total",
+          "Requests whose archived orders were not read: too many lookups were waiting "
+          "(--archive-connections).",
+          db.archive_refused);
+  gauge("exchange_archive_waiting", "Requests waiting for an archive connection.",
+        db.archive_waiting);
+  gauge("exchange_archive_connections",
+        "PostgreSQL connections of the order archive open now (at most --archive-connections).",
+        db.archive_connections);
   long rss = resident_kb();
   if (rss >= 0) {
     p::header(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");

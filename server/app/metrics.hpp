@@ -45,6 +45,14 @@ class Metrics {
   struct DbCounters {
     long timeouts = -1;
     long reconnects = -1;
+    // The order archive (queries of orders no longer in memory; Prometheus only): statements
+    // sent, orders read, lookups refused as too many were waiting, and, as gauges, lookups
+    // waiting and connections open now.
+    long archive_statements = -1;
+    long archive_orders = -1;
+    long archive_refused = -1;
+    long archive_waiting = -1;
+    long archive_connections = -1;
   };
   using DbCounterFn = std::function<DbCounters()>;
 

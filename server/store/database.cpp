@@ -12,8 +12,6 @@
 namespace store {
 namespace {
 
-using exchange::Decimal;
-
 // One statement writes a whole batch: each table's rows travel as parallel arrays (bound
 // parameters, never spliced into SQL) and are upserted by data-modifying CTEs. Upserts carry
 // final values and executions are inserted once, so projecting the same batch twice (a
@@ -51,8 +49,6 @@ std::optional<std::int64_t> optional_int(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
   return f.as<std::int64_t>();
 }
-
-Decimal decimal(const pqxx::field& f) { return Decimal::parse_stored(f.c_str()); }
 
 }  // namespace
 
@@ -132,33 +128,6 @@ std::int64_t Database::load_unbounded(exchange::Engine& engine) {
   tx.commit();
   engine.finish_loading();
   return position;
-}
-
-std::optional<exchange::OrderStatus> Database::find_order(const std::string& account,
-                                                          exchange::OrderId id) {
-  return bounded("reading an order", timeout_, [&] { return find_order_unbounded(account, id); });
-}
-
-std::optional<exchange::OrderStatus> Database::find_order_unbounded(const std::string& account,
-                                                                    exchange::OrderId id) {
-  pqxx::read_transaction tx(*conn_);
-  auto order = tx.exec_params(
-      "SELECT open_amount, canceled_at FROM orders WHERE id = $1 AND account_id = $2", id, account);
-  if (order.empty()) return std::nullopt;
-  exchange::OrderStatus status;
-  status.id = id;
-  Decimal open = decimal(order[0][0]);
-  if (order[0][1].is_null()) {
-    status.open = open;
-  } else {
-    status.canceled_shares = open;
-    status.canceled_at = order[0][1].as<std::int64_t>();
-  }
-  for (const auto& row : tx.exec_params("SELECT shares, price, executed_at FROM executions "
-                                        "WHERE buy_order = $1 OR sell_order = $1 ORDER BY id",
-                                        id))
-    status.fills.push_back({decimal(row[0]), decimal(row[1]), row[2].as<std::int64_t>()});
-  return status;
 }
 
 bool Database::committed(const CommitMark& mark) {

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,8 +61,10 @@ class Database {
   std::int64_t load(exchange::Engine& engine);
   // Prepares the projection write; call once the schema exists.
   void prepare_writes();
-  // One stored order's status if it belongs to `account`.
-  std::optional<exchange::OrderStatus> find_order(const std::string& account, exchange::OrderId id);
+  // The archive (store/archive_sql.cpp): the stored status of each of `ids` that belongs to
+  // `account` (the others are absent), in one statement however many ids there are.
+  std::map<exchange::OrderId, exchange::OrderStatus> find_orders(
+      const std::string& account, const std::vector<exchange::OrderId>& ids);
   // Projects a batch's effects into the SQL tables in one transaction and sets
   // projection_position to `through_seq` with them: one statement (one round trip) for up to
   // kProjectionRowsPerStatement rows of each table, more statements for a bigger batch, each
@@ -108,8 +110,6 @@ class Database {
   // Runs `call` under the watchdog for `limit`; marks the connection broken if it fails or
   // the watchdog fired, and turns a fired watchdog's error into DatabaseTimeout.
   std::int64_t load_unbounded(exchange::Engine& engine);
-  std::optional<exchange::OrderStatus> find_order_unbounded(const std::string& account,
-                                                            exchange::OrderId id);
   template <typename Call>
   auto bounded(const char* what, std::chrono::milliseconds limit, Call&& call);
 

@@ -1,6 +1,7 @@
 #pragma once
-// What the two files of store::Database (database.cpp: state and projection; journal_sql.cpp:
-// the journal) share: the watchdog wrapper every call goes through, and array parameters.
+// What the three files of store::Database (database.cpp: state and projection; journal_sql.cpp:
+// the journal; archive_sql.cpp: archived orders) share: the watchdog wrapper every call goes
+// through, array parameters and reading decimals.
 #include <string>
 #include <type_traits>
 
@@ -34,6 +35,11 @@ auto Database::bounded(const char* what, std::chrono::milliseconds limit, Call&&
                             std::to_string(limit.count()) + " ms; connection closed");
     throw;
   }
+}
+
+// A NUMERIC column's value.
+inline exchange::Decimal decimal(const pqxx::field& f) {
+  return exchange::Decimal::parse_stored(f.c_str());
 }
 
 // Builds a PostgreSQL array literal, quoting every element.

@@ -19,6 +19,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/admin_scrape.hpp"
 #include "support/server_process.hpp"
 #include "support/wire_client.hpp"
 
@@ -29,33 +30,6 @@ namespace {
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-struct HttpReply {
-  int status = 0;  // 0: no answer (closed, reset or timed out)
-  std::string body;
-};
-
-HttpReply http_get(unsigned short port, const std::string& path) {
-  std::string raw;
-  try {
-    raw =
-        send_raw(port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-  } catch (const std::exception&) {
-    return {};
-  }
-  HttpReply reply;
-  if (raw.rfind("HTTP/1.1 ", 0) == 0) reply.status = std::stoi(raw.substr(9, 3));
-  auto body = raw.find("\r\n\r\n");
-  if (body != std::string::npos) reply.body = raw.substr(body + 4);
-  return reply;
-}
-
-// The value of one series ("name{labels}") in an exposition, or -1 if absent.
-double series(const std::string& text, const std::string& name) {
-  auto at = text.find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + name.size() + 2));
 }
 
 // A client socket that sends only what it is told to, for idle and slowloris clients.

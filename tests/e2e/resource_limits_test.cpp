@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <pqxx/pqxx>
 
+#include "support/admin_scrape.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
 #include "support/test_database.hpp"
@@ -49,21 +50,6 @@ std::string kinds(const std::string& reply) {
   std::string out;
   for (auto& item : r.items) out += (out.empty() ? "" : ",") + std::string(item.name());
   return out;
-}
-
-struct HttpReply {
-  int status = 0;
-  std::string body;
-};
-
-HttpReply http_get(unsigned short port, const std::string& path) {
-  std::string raw =
-      send_raw(port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-  HttpReply reply;
-  if (raw.rfind("HTTP/1.1 ", 0) == 0) reply.status = std::stoi(raw.substr(9, 3));
-  auto body = raw.find("\r\n\r\n");
-  if (body != std::string::npos) reply.body = raw.substr(body + 4);
-  return reply;
 }
 
 }  // namespace
