@@ -18,33 +18,44 @@ using exchange::Decimal;
 // parameters, never spliced into SQL) and are upserted by data-modifying CTEs. Upserts carry
 // final values and executions are inserted once, so projecting the same batch twice (a
 // reload re-projects the journal after the stored position) is harmless. Foreign keys and CHECKs
-// are verified at the end of the statement.
+// are verified at the end of the statement. Every part writes only while writer_epoch is still
+// ours ($24), as the journal append does (journal_sql.cpp): a fenced projector must not
+// overwrite the new writer's rows with its stale final values. It returns 1 if it wrote, 0 if
+// fenced.
 const char* kWriteBatch = R"SQL(
-WITH new_symbols AS (
-  INSERT INTO symbols (sym) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING
+WITH fence AS MATERIALIZED (
+  SELECT epoch FROM writer_epoch WHERE epoch = $24 FOR SHARE
+), new_symbols AS (
+  INSERT INTO symbols (sym) SELECT unnest($1::text[]) WHERE EXISTS (SELECT FROM fence)
+  ON CONFLICT DO NOTHING
 ), account_rows AS (
   INSERT INTO accounts (id, balance, deposited)
-  SELECT * FROM unnest($2::text[], $3::numeric[], $4::numeric[])
+  SELECT * FROM unnest($2::text[], $3::numeric[], $4::numeric[]) WHERE EXISTS (SELECT FROM fence)
   ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance
 ), position_rows AS (
   INSERT INTO positions (account_id, symbol, amount, granted)
   SELECT * FROM unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+  WHERE EXISTS (SELECT FROM fence)
   ON CONFLICT (account_id, symbol) DO UPDATE
     SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
 ), position AS (
-  UPDATE projection_position SET seq = $23
+  UPDATE projection_position SET seq = $23 WHERE EXISTS (SELECT FROM fence)
 ), order_rows AS (
   INSERT INTO orders (id, account_id, symbol, amount, limit_price, open_amount, created_at,
                       canceled_at)
   SELECT * FROM unnest($9::bigint[], $10::text[], $11::text[], $12::numeric[], $13::numeric[],
                        $14::numeric[], $15::bigint[], $16::bigint[])
+  WHERE EXISTS (SELECT FROM fence)
   ON CONFLICT (id) DO UPDATE
     SET open_amount = EXCLUDED.open_amount, canceled_at = EXCLUDED.canceled_at
+), execution_rows AS (
+  INSERT INTO executions (id, buy_order, sell_order, shares, price, executed_at)
+  SELECT * FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::numeric[],
+                       $21::numeric[], $22::bigint[])
+  WHERE EXISTS (SELECT FROM fence)
+  ON CONFLICT (id) DO NOTHING
 )
-INSERT INTO executions (id, buy_order, sell_order, shares, price, executed_at)
-SELECT * FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::numeric[],
-                     $21::numeric[], $22::bigint[])
-ON CONFLICT (id) DO NOTHING
+SELECT count(*) FROM fence
 )SQL";
 
 std::optional<std::int64_t> optional_int(const pqxx::field& f) {
@@ -205,7 +216,7 @@ bool Database::end_backend(const Backend& other, std::chrono::milliseconds wait)
   });
 }
 
-void Database::project(const Batch& batch, std::int64_t through_seq) {
+void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch) {
   ArrayLiteral sym;
   for (const auto& s : batch.symbols) sym.add(s);
 
@@ -250,15 +261,18 @@ void Database::project(const Batch& batch, std::int64_t through_seq) {
   }
 
   // A single statement outside BEGIN/COMMIT is its own transaction: one round trip per batch.
-  bounded("projecting a batch", timeout_, [&] {
+  const bool ours = bounded("projecting a batch", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);
-    tx.exec_prepared("write_batch", sym.done(), acc_id.done(), acc_balance.done(),
-                     acc_deposited.done(), pos_account.done(), pos_symbol.done(), pos_amount.done(),
-                     pos_granted.done(), o_id.done(), o_account.done(), o_symbol.done(),
-                     o_amount.done(), o_limit.done(), o_open.done(), o_created.done(),
-                     o_canceled.done(), e_id.done(), e_buy.done(), e_sell.done(), e_shares.done(),
-                     e_price.done(), e_time.done(), through_seq);
+    return tx.exec_prepared1("write_batch", sym.done(), acc_id.done(), acc_balance.done(),
+                             acc_deposited.done(), pos_account.done(), pos_symbol.done(),
+                             pos_amount.done(), pos_granted.done(), o_id.done(), o_account.done(),
+                             o_symbol.done(), o_amount.done(), o_limit.done(), o_open.done(),
+                             o_created.done(), o_canceled.done(), e_id.done(), e_buy.done(),
+                             e_sell.done(), e_shares.done(), e_price.done(), e_time.done(),
+                             through_seq, epoch)[0]
+               .as<std::int64_t>() == 1;
   });
+  if (!ours) throw fenced(epoch);
 }
 
 }  // namespace store
