@@ -63,11 +63,15 @@ std::vector<std::string> models_under_test() {
   return out;
 }
 
-ServerProcess::ServerProcess(std::vector<std::string> flags) : flags_(std::move(flags)) {
+ServerProcess::ServerProcess(std::vector<std::string> flags, Start start)
+    : flags_(std::move(flags)) {
   port_ = free_port();
   log_path_ = "/tmp/exchange-test-server-" + std::to_string(::getpid()) + "-" +
               std::to_string(port_) + ".log";
-  launch(flags_);
+  if (start == Start::Listening)
+    launch(flags_);
+  else
+    spawn(flags_);
 }
 
 ServerProcess::~ServerProcess() {
@@ -75,6 +79,14 @@ ServerProcess::~ServerProcess() {
 }
 
 void ServerProcess::launch(const std::vector<std::string>& flags) {
+  spawn(flags);
+  if (wait_listening(std::chrono::seconds(30))) return;
+  if (pid_ < 0) throw std::runtime_error("exchange-server exited at start-up:\n" + log());
+  throw std::runtime_error("exchange-server did not start listening:\n" + log());
+}
+
+void ServerProcess::spawn(const std::vector<std::string>& flags) {
+  exit_status_ = -1;
   std::vector<std::string> args = {server_binary(), "--port", std::to_string(port_), "--bind",
                                    "127.0.0.1",     "--db",   database_url()};
   args.insert(args.end(), flags.begin(), flags.end());
@@ -92,28 +104,47 @@ void ServerProcess::launch(const std::vector<std::string>& flags) {
     std::perror("execv");
     std::_Exit(127);
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+}
+
+bool ServerProcess::reaped() {
+  if (pid_ < 0) return true;
+  int status;
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+  pid_ = -1;
+  exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return true;
+}
+
+bool ServerProcess::wait_listening(std::chrono::milliseconds at_most) {
+  auto deadline = std::chrono::steady_clock::now() + at_most;
   while (std::chrono::steady_clock::now() < deadline) {
-    int status;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      throw std::runtime_error("exchange-server exited at start-up:\n" + log());
-    }
-    if (accepts_connections(port_)) return;
+    if (reaped()) return false;
+    if (accepts_connections(port_)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  throw std::runtime_error("exchange-server did not start listening:\n" + log());
+  return false;
+}
+
+std::optional<int> ServerProcess::wait_exit_for(std::chrono::milliseconds at_most) {
+  auto deadline = std::chrono::steady_clock::now() + at_most;
+  for (;;) {
+    if (reaped()) return exit_status_;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 int ServerProcess::wait_exit() {
+  if (pid_ < 0) return exit_status_;
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_status_;
 }
 
 int ServerProcess::stop() {
-  ::kill(pid_, SIGTERM);
+  if (pid_ > 0) ::kill(pid_, SIGTERM);
   int code = wait_exit();
   // A failed exit (a sanitizer report, an exception at shutdown) explains itself in the log.
   if (code != 0) std::cerr << "exchange-server exited with " << code << "; its log:\n" << log();
@@ -121,7 +152,7 @@ int ServerProcess::stop() {
 }
 
 void ServerProcess::kill() {
-  ::kill(pid_, SIGKILL);
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
   wait_exit();
 }
 
