@@ -76,9 +76,13 @@ std::optional<std::string> WriterLock::take_again() {
                  deadline() + options_.timeout, &stopping_);
       continue;
     }
-    const std::string stored = stored_epoch(*conn);
+    std::int64_t now = 0;
+    const std::string stored = stored_epoch(*conn, &now);
+    // A server that has just taken the lock bumps the epoch a moment later.
     return "another server took over the database: its writer lock is held by " + h->describe() +
-           (stored.empty() ? "" : " (writer_epoch: " + stored + ")");
+           (now == epoch_ ? "; writer_epoch is still ours, " + std::to_string(epoch_) +
+                                ", until the new holder bumps it"
+                          : "; writer_epoch: " + stored);
   }
 }
 
