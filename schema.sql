@@ -82,6 +82,21 @@ CREATE TABLE IF NOT EXISTS journal (
 -- as "3,17"; NULL when none. A replay refuses exactly these, whatever the limits are then.
 ALTER TABLE journal ADD COLUMN IF NOT EXISTS refused TEXT;
 
+-- One row: which server may write this database. A server takes the writer lock (a session
+-- advisory lock, held for the process's life) and then bumps `epoch` once, before it loads the
+-- state. Every journal append and projection write checks, in the same statement and under a
+-- FOR SHARE lock of this row, that `epoch` is still its own: a bump waits for an append in
+-- flight and an append after a bump writes nothing, so a server that lost the lock to another
+-- (fenced) can never add to the journal or the tables behind the new writer's back.
+CREATE TABLE IF NOT EXISTS writer_epoch (
+  singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
+  epoch     BIGINT NOT NULL,
+  holder    TEXT NOT NULL,         -- who bumped it: program, pid, host, lock backend
+  since     TIMESTAMPTZ NOT NULL
+);
+INSERT INTO writer_epoch (epoch, holder, since) VALUES (0, 'nobody yet', now())
+  ON CONFLICT DO NOTHING;
+
 -- One row: the last journal seq whose effects accounts, positions, orders and executions
 -- hold. The projector updates it in the same statement as those tables, off the reply path.
 CREATE TABLE IF NOT EXISTS projection_position (

@@ -11,7 +11,7 @@ packages=(
   # toolchain
   build-essential cmake ninja-build g++ pkg-config
   # libraries the server and client link against
-  libpqxx-dev libpugixml-dev
+  libpqxx-dev libpq-dev libpugixml-dev
   libboost-thread-dev libboost-system-dev libboost-program-options-dev
   # unit-test framework
   catch2

@@ -1,6 +1,8 @@
-// exchange-server: flags -> configuration -> load state from PostgreSQL -> serve with the
-// chosen concurrency model until SIGINT/SIGTERM -> finish in-flight requests within the grace
-// period -> exit 0 (everything drained) or 3 (requests had to be failed).
+// exchange-server: flags -> configuration -> the database's writer lock -> load state from
+// PostgreSQL -> serve with the chosen concurrency model until SIGINT/SIGTERM -> finish in-flight
+// requests within the grace period -> exit 0 (everything drained) or 3 (requests had to be
+// failed). Another server holding the writer lock: exit 1 at start-up; another server taking
+// the database over while this one serves (fenced): step down, exit 4.
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -27,6 +29,7 @@
 #include "store/database.hpp"
 #include "store/order_archive.hpp"
 #include "store/watchdog.hpp"
+#include "store/writer_lock.hpp"
 #include "util/log.hpp"
 
 namespace po = boost::program_options;
@@ -47,6 +50,7 @@ struct Config {
   std::size_t closed_orders_cached = 100000;
   std::size_t archive_connections = 2;
   int db_wait_seconds = 30;
+  unsigned writer_lock_wait_ms = 5000;
   unsigned admin_port = 0;  // 0: no admin port
   std::string admin_bind = "127.0.0.1";
   std::size_t admin_max_connections = net::AdminLimits{}.max_connections;
@@ -129,6 +133,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "the largest reply, whatever the request's size")(
       "db-wait", po::value(&cfg.db_wait_seconds)->default_value(cfg.db_wait_seconds),
       "seconds to keep retrying at start-up while PostgreSQL is unreachable")(
+      "writer-lock-wait-ms",
+      po::value(&cfg.writer_lock_wait_ms)->default_value(cfg.writer_lock_wait_ms),
+      "one server writes a database: at start-up, how long to wait for its writer lock while "
+      "another session holds it (a previous server may still be exiting); then exit 1 naming "
+      "the holder")(
       "admin-port", po::value(&cfg.admin_port),
       "serve HTTP on this port for operators: GET /metrics (Prometheus text format) and GET "
       "/healthz (200 'ok', or 503 and why); off unless given")(
@@ -153,8 +162,9 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "caught up")(
       "shutdown-grace-ms", po::value(&cfg.shutdown_grace_ms)->default_value(cfg.shutdown_grace_ms),
       "after SIGINT/SIGTERM, how long in-flight requests may take to commit; then the rest get "
-      "an error. Exit status: 0 if everything drained, 3 if requests had to be failed, 1 on a "
-      "fatal error, 2 on bad flags")(
+      "an error. Exit status: 0 if everything drained, 3 if requests had to be failed, 4 if it "
+      "stepped down because another server took over the database, 1 on a fatal error (also "
+      "when another server holds the database's writer lock at start-up), 2 on bad flags")(
       "journal-keep", po::value(&cfg.journal_keep)->default_value(cfg.journal_keep),
       "journal entries to keep once the SQL tables hold their effects: older ones are deleted "
       "as the projection advances, so the journal stops growing (restarts need only the "
@@ -257,7 +267,21 @@ int main(int argc, char** argv) {
     concurrency::ModelOptions options = cli::model_options(cfg.serving);
     app::Metrics& metrics = *options.metrics;
     app::Health health(cfg.serving.db, db_timeout, std::chrono::milliseconds(cfg.ready_max_lag_ms));
+    auto setup = store::connect_with_retry(cfg.serving.db, cfg.db_wait_seconds,
+                                           &shutdown.stop_flag(), db_timeout);
+    // One writer per database, before anything is read or written (a second server is refused
+    // here, without touching the database); held until the process exits.
+    store::WriterLock writer_lock({cfg.serving.db, "exchange-server",
+                                   std::chrono::milliseconds(cfg.writer_lock_wait_ms), db_timeout},
+                                  &shutdown.stop_flag());
+    setup->apply_schema(schema_sql(cfg));
     app::ExchangeOptions exchange_options;
+    // From here on the previous writer's appends are fenced: the state loaded below is final.
+    exchange_options.writer_epoch = writer_lock.begin_epoch();
+    if (cfg.reset) {
+      setup->reset();
+      EXCHANGE_LOG(info) << "database reset";
+    }
     exchange_options.conninfo = cfg.serving.db;
     exchange_options.db_timeout = db_timeout;
     exchange_options.closed_orders_cached = cfg.closed_orders_cached;
@@ -265,18 +289,18 @@ int main(int argc, char** argv) {
     exchange_options.journal_keep = cfg.journal_keep;
     exchange_options.limits = cfg.limits;
     exchange_options.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
+    exchange_options.on_fenced = [&shutdown] { shutdown.step_down(); };
     app::Exchange exchange(exchange_options, metrics, shutdown.stop_flag(),
                            [&health] { health.database_answered(); });
-    {
-      auto setup = store::connect_with_retry(cfg.serving.db, cfg.db_wait_seconds,
-                                             &shutdown.stop_flag(), db_timeout);
-      setup->apply_schema(schema_sql(cfg));
-      if (cfg.reset) {
-        setup->reset();
-        EXCHANGE_LOG(info) << "database reset";
-      }
-      exchange.load(*setup);
-    }
+    exchange.load(*setup);
+    setup.reset();
+    writer_lock.keep([&exchange](const std::string& why) { exchange.fence(why); });
+    // The keeper calls into the exchange: it ends before the exchange is destroyed, also on
+    // the way out of an exception.
+    struct StopKeeper {
+      store::WriterLock& lock;
+      ~StopKeeper() { lock.stop_keeping(); }
+    } stop_keeper{writer_lock};
     app::RequestHandler handler(exchange, metrics);
 
     net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));

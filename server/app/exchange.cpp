@@ -20,9 +20,10 @@ Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopF
       stop_(stop),
       on_commit_(std::move(on_commit)),
       closed_(options_.closed_orders_cached),
-      projector_(options_.conninfo, options_.db_timeout, options_.journal_keep,
-                 options_.projector_delay),
-      writer_(options_.conninfo, options_.db_timeout, options_.db_timeout),
+      projector_(options_.conninfo, options_.writer_epoch, options_.db_timeout,
+                 options_.journal_keep, options_.projector_delay,
+                 [this](const std::string& why) { fence(why); }),
+      writer_(options_.conninfo, options_.writer_epoch, options_.db_timeout, options_.db_timeout),
       batcher_(
           [this](const store::Batch& batch, store::Ticket ticket) {
             const auto started = std::chrono::steady_clock::now();
@@ -58,6 +59,15 @@ void Exchange::stop(bool forced) {
   archive_.stop();
   batcher_.stop();
   projector_.stop(forced ? std::chrono::seconds(0) : std::chrono::seconds(5));
+}
+
+void Exchange::fence(const std::string& why) {
+  if (fenced_.exchange(true)) return;
+  EXCHANGE_LOG(error) << "fenced: " << why << "; stepping down";
+  // Nothing more reaches the database from here: the next append and projection fail at once.
+  writer_.fence(why);
+  projector_.fence();
+  if (options_.on_fenced) options_.on_fenced();
 }
 
 void Exchange::abandon() {
@@ -106,6 +116,8 @@ void Exchange::reply_when_durable(store::Ticket ticket, std::string prepared, Se
         return send(Outcome::Unknown, {});
       case store::Outcome::NotApplied:
         return send(Outcome::NotApplied, {});
+      case store::Outcome::Fenced:
+        return send(Outcome::Fenced, {});
     }
   });
 }
@@ -120,12 +132,14 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
   bool journaled = false;  // its entry joined the open batch: the reply waits for its commit
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
+    if (fenced_) return send(Outcome::Fenced, {});
     if (!available_) return send(Outcome::Unavailable, {});
     exchange::Effects none;
     applied = apply(cmd, engine_, now, none, admission);
     ticket = batcher_.visible_ticket();
   } else {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
+    if (fenced_) return send(Outcome::Fenced, {});
     if (!available_) return send(Outcome::Unavailable, {});
     exchange::Effects fx;
     try {

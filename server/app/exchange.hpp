@@ -8,7 +8,9 @@
 //     request that could have seen it, and the engine is rebuilt from the database (the
 //     projection, then the journal after it) before anything else is served;
 //   - the projection lags the journal by at most kMaxProjectionRows rows, so a restart
-//     replays a bounded journal and queued effects take bounded memory.
+//     replays a bounded journal and queued effects take bounded memory;
+//   - once another server took over the database (fenced: store/writer_lock.hpp), nothing more
+//     is written or served, and on_fenced tells the process to step down.
 // It knows nothing of XML or sockets: it takes parsed commands and hands back results.
 #include <atomic>
 #include <chrono>
@@ -53,6 +55,11 @@ struct ExchangeOptions {
   Limits limits;
   // Test aid: holds every projection write back this long (0 in production).
   std::chrono::milliseconds projector_delay{0};
+  // The writer epoch this process was given (store::WriterLock::begin_epoch): every journal
+  // append and projection write must find it.
+  std::int64_t writer_epoch = 0;
+  // Runs once, on whichever thread found out, when another server took over the database.
+  std::function<void()> on_fenced;
 };
 
 class Exchange {
@@ -68,6 +75,8 @@ class Exchange {
     InternalError,  // applying it failed inside the engine; nothing is kept
     NotApplied,     // its commit failed; nothing is stored, safe to retry
     Unknown,        // the connection broke during its commit and the outcome is not known
+    Fenced,         // another server took over the database; nothing was applied, and this
+                    // one serves nothing more
   };
   // `prepare` runs once with the result (render it there: the commit thread must stay free):
   // at once on the submitting thread, or, for a request that queries orders only PostgreSQL
@@ -99,8 +108,14 @@ class Exchange {
   // ends now, and the requests still waiting get their errors. Thread-safe.
   void abandon();
 
+  // Another server took over the database (a write found its writer epoch, or the writer
+  // lock's keeper found the lock taken): from now on nothing is written or served, and
+  // options.on_fenced runs. Logs why once. Thread-safe; later calls do nothing.
+  void fence(const std::string& why);
+  bool fenced() const { return fenced_.load(); }
+
   // Any thread, no lock (for /healthz, which must not wait behind a reload).
-  bool available() const { return available_.load(); }
+  bool available() const { return available_.load() && !fenced_.load(); }
   // For /metrics; never waits for the engine lock (a reload may hold it for long).
   Metrics::StateGauges state();
   // What readiness judges: how far the projection and the commits are behind. Lock-free.
@@ -135,7 +150,8 @@ class Exchange {
   boost::shared_mutex engine_lock_;
   // Changed under the exclusive lock; atomic so health checks can read it without.
   std::atomic<bool> available_{true};
-  ClosedOrders closed_;  // under the exclusive lock
+  std::atomic<bool> fenced_{false};  // for good, once set
+  ClosedOrders closed_;              // under the exclusive lock
   store::Projector projector_;
   store::BatchWriter writer_;
   std::atomic<std::uint64_t> reloads_{0};

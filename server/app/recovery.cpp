@@ -3,7 +3,8 @@
 // exchange answers "unavailable" instead of serving state the database does not have, and the
 // engine is rebuilt from PostgreSQL as soon as it answers again. Memory and database never
 // disagree. A shutdown request ends the rebuilding loop: the server then stays unavailable
-// until it exits.
+// until it exits. A fenced write is not recovered from at all: the database belongs to another
+// server now, so the requests get errors and the process steps down.
 #include <algorithm>
 #include <chrono>
 #include <mutex>
@@ -16,6 +17,8 @@
 namespace app {
 
 void Exchange::recover(store::Ticket failed, store::Outcome outcome) {
+  // First, so that requests arriving meanwhile get the same answer as the failed ones.
+  if (outcome == store::Outcome::Fenced) fence(batcher_.fenced_why());
   std::vector<std::function<void()>> failed_requests;
   {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
@@ -24,6 +27,7 @@ void Exchange::recover(store::Ticket failed, store::Outcome outcome) {
   }
   // Their errors go out now, not after the database is back.
   for (auto& reply : failed_requests) reply();
+  if (outcome == store::Outcome::Fenced) return;
   EXCHANGE_LOG(warn) << "batch " << failed << " failed; " << failed_requests.size()
                      << " waiting requests answered with an error; serving 'unavailable' "
                         "until the state is reloaded from the database";
@@ -33,7 +37,7 @@ void Exchange::recover(store::Ticket failed, store::Outcome outcome) {
   const auto started = std::chrono::steady_clock::now();
   std::string last_error;
   for (int attempt = 1;; ++attempt) {
-    if (stop_.requested()) {
+    if (stop_.requested() || fenced_) {
       EXCHANGE_LOG(warn) << "shutting down: the state is not reloaded"
                          << (last_error.empty() ? "" : " (last failure: " + last_error + ")");
       return;

@@ -18,6 +18,11 @@ std::string failure_text(Exchange::Outcome outcome) {
       return "Internal error: the database connection broke while this request was being "
              "committed, and the database could not be asked whether it was; query your "
              "orders before retrying";
+    case Exchange::Outcome::Fenced:
+      // Not "retry": this server will not serve again; the one that took over will.
+      return "Service unavailable: another exchange server took over this database and this "
+             "one has stepped down; nothing was applied. Send requests to the server now in "
+             "charge";
     case Exchange::Outcome::InternalError:
       return "Internal error: the request was not applied; it is safe to retry";
     case Exchange::Outcome::NotApplied:
@@ -55,10 +60,11 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
       cmd, payload, [](const protocol::Result& result) { return protocol::render(result); },
       [&metrics = metrics_, root, started, done = std::move(done)](Exchange::Outcome outcome,
                                                                    std::string xml) {
-        Metrics::Outcome counted = outcome == Exchange::Outcome::Durable ? Metrics::Outcome::Ok
-                                   : outcome == Exchange::Outcome::Unavailable
-                                       ? Metrics::Outcome::Unavailable
-                                       : Metrics::Outcome::Failed;
+        Metrics::Outcome counted =
+            outcome == Exchange::Outcome::Durable ? Metrics::Outcome::Ok
+            : outcome == Exchange::Outcome::Unavailable || outcome == Exchange::Outcome::Fenced
+                ? Metrics::Outcome::Unavailable
+                : Metrics::Outcome::Failed;
         if (outcome != Exchange::Outcome::Durable)
           xml = protocol::render(protocol::Result::failure(failure_text(outcome)));
         metrics.request_answered(root, counted, Clock::now() - started);

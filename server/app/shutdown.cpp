@@ -41,11 +41,13 @@ void Shutdown::finished() {
   wake_.notify_all();
 }
 
+void Shutdown::step_down() { stepped_down_ = true; }
+
 void Shutdown::run() {
   // sigtimedwait rather than sigwait: the thread must also end when the server stops without
-  // a signal (a start-up failure).
+  // a signal (a start-up failure), and see a step_down() request.
   int sig = -1;
-  while (sig < 0) {
+  while (sig < 0 && !stepped_down_) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (destroying_) return;
@@ -56,8 +58,12 @@ void Shutdown::run() {
 
   std::unique_lock<std::mutex> lock(mutex_);
   if (finished_) return;
-  EXCHANGE_LOG(info) << "signal " << sig << ": no longer accepting; in-flight requests have "
-                     << grace_.count() << " ms to commit";
+  if (sig < 0)
+    EXCHANGE_LOG(info) << "stepping down: no longer accepting; in-flight requests have "
+                       << grace_.count() << " ms to finish";
+  else
+    EXCHANGE_LOG(info) << "signal " << sig << ": no longer accepting; in-flight requests have "
+                       << grace_.count() << " ms to commit";
   signalled_ = true;
   stop_.request();
   if (on_signal_) on_signal_();
@@ -70,7 +76,7 @@ void Shutdown::run() {
   if (wake_.wait_for(lock, hard_margin_, [this] { return finished_; })) return;
   EXCHANGE_LOG(error) << "still not stopped " << hard_margin_.count()
                       << " ms after the grace period; exiting now";
-  std::_Exit(kNotDrained);
+  std::_Exit(stepped_down_ ? kSteppedDown : kNotDrained);
 }
 
 }  // namespace app

@@ -4,6 +4,9 @@
 // they have not all been answered by then, the "give up" action fails the rest (the process
 // will exit 3 instead of 0), and if even that does not end serving within a few seconds the
 // process exits 3 at once: a silent database or a stuck connection never keeps it alive.
+//
+// step_down() starts the same sequence from inside the process, for a server that another one
+// took over from (fenced): it then exits kSteppedDown whatever else happens.
 #include <signal.h>
 
 #include <atomic>
@@ -21,6 +24,8 @@ class Shutdown {
  public:
   // Exit status when requests had to be failed (or the process had to be ended) at shutdown.
   static constexpr int kNotDrained = 3;
+  // Exit status of a server that stepped down because another took over its database.
+  static constexpr int kSteppedDown = 4;
 
   // Blocks SIGINT and SIGTERM in the calling thread, so every thread started later inherits
   // the mask; call it in main before starting any. `hard_margin`: how long after the grace
@@ -40,6 +45,10 @@ class Shutdown {
   void finished();
   // Whether the grace period ran out with requests still waiting.
   bool forced() const { return forced_.load(); }
+  // Stop as after a signal, because another server took over the database. Any thread; it
+  // only wakes the shutdown thread (within 200 ms).
+  void step_down();
+  bool stepped_down() const { return stepped_down_.load(); }
 
  private:
   void run();
@@ -52,6 +61,7 @@ class Shutdown {
   std::function<void()> on_signal_, on_grace_over_;
   bool signalled_ = false, finished_ = false, destroying_ = false;
   std::atomic<bool> forced_{false};
+  std::atomic<bool> stepped_down_{false};
   std::thread thread_;
 };
 

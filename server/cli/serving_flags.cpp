@@ -99,6 +99,10 @@ void raise_descriptor_limit(rlim_t needed) {
 }
 
 int fatal_status(const app::Shutdown& shutdown, const std::exception& error) {
+  if (shutdown.stepped_down()) {
+    EXCHANGE_LOG(warn) << "stepped down: " << error.what();
+    return app::Shutdown::kSteppedDown;
+  }
   if (shutdown.stop_flag().requested()) {
     EXCHANGE_LOG(warn) << "stopped before serving: " << error.what();
     return 0;
@@ -108,6 +112,11 @@ int fatal_status(const app::Shutdown& shutdown, const std::exception& error) {
 }
 
 int exit_status(const app::Shutdown& shutdown) {
+  if (shutdown.stepped_down()) {
+    EXCHANGE_LOG(warn) << "exiting " << app::Shutdown::kSteppedDown
+                       << ": another server took over the database";
+    return app::Shutdown::kSteppedDown;
+  }
   if (!shutdown.forced()) return 0;
   EXCHANGE_LOG(warn) << "exiting " << app::Shutdown::kNotDrained
                      << ": requests still waiting after the grace period were failed";

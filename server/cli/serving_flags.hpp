@@ -48,12 +48,14 @@ concurrency::ModelOptions model_options(const ServingFlags& flags);
 // --max-connections: raises it to the hard limit, and warns if even that is below `needed`.
 void raise_descriptor_limit(rlim_t needed);
 
-// The exit status after `error` ended start-up or serving: 0 if a stop had been requested (a
-// shutdown while PostgreSQL was still awaited; logged as a warning), otherwise 1 (logged).
+// The exit status after `error` ended start-up or serving: 4 if the process stepped down
+// (another server took over its database), 0 if a stop had been requested (a shutdown while
+// PostgreSQL was still awaited; logged as a warning), otherwise 1 (logged).
 int fatal_status(const app::Shutdown& shutdown, const std::exception& error);
 
-// The exit status once serving ended: 3 (logged) when the shutdown's grace period ran out with
-// requests still waiting, otherwise 0.
+// The exit status once serving ended: 4 (logged) when it stepped down because another server
+// took over its database, 3 (logged) when the shutdown's grace period ran out with requests
+// still waiting, otherwise 0.
 int exit_status(const app::Shutdown& shutdown);
 
 }  // namespace cli

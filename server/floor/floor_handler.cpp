@@ -23,7 +23,7 @@ void FloorHandler::handle(std::string_view payload, Reply done) {
   auto entry = batcher_.submit({0, now, 0, std::string(payload), {}}, exchange::Effects{});
   batcher_.when_durable(
       entry.ticket, [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
-        // The same three answers as the server's: only a committed row is acknowledged.
+        // The same answers as the server's: only a committed row is acknowledged.
         switch (outcome) {
           case store::Outcome::Committed:
             return done(committed_reply(seq));
@@ -31,6 +31,10 @@ void FloorHandler::handle(std::string_view payload, Reply done) {
             return done(net::framing_error_reply(
                 "Internal error: the request was not journaled (the database write failed); it is "
                 "safe to retry"));
+          case store::Outcome::Fenced:
+            return done(net::framing_error_reply(
+                "Service unavailable: another process took over this database and this floor "
+                "has stepped down; the request was not journaled"));
           case store::Outcome::Unknown:
             return done(net::framing_error_reply(
                 "Internal error: the database connection broke while this request was being "

@@ -10,9 +10,12 @@
 //
 // It writes the server's `journal` and `commit_marker` tables (the same schema, the same
 // statement), so it needs a database of its own: it refuses one that holds an exchange's
-// state. Flags: --port, --bind, --db (or $DATABASE_URL), --concurrency, --threads,
-// --reset, --log-level, --help. SIGINT/SIGTERM: stop accepting, let in-flight requests commit
-// (10 s), exit 0 (3 if some had to be failed).
+// state. Like the server it takes the database's writer lock and epoch (store/writer_lock.hpp),
+// so its appends carry the same fence and a second floor on its database is refused. Flags:
+// --port, --bind, --db (or $DATABASE_URL), --concurrency, --threads, --reset, --log-level,
+// --help. SIGINT/SIGTERM: stop accepting, let in-flight requests commit (10 s), exit 0 (3 if
+// some had to be failed; 4 if another process took its database over, 1 if one held it).
+#include <atomic>
 #include <csignal>
 #include <memory>
 #include <string>
@@ -31,6 +34,7 @@
 #include "store/connection_bounds.hpp"
 #include "store/database.hpp"
 #include "store/watchdog.hpp"
+#include "store/writer_lock.hpp"
 #include "util/log.hpp"
 
 namespace po = boost::program_options;
@@ -72,6 +76,7 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
 // The floor writes the exchange's journal table: pointed at an exchange's database it would
 // interleave its rows with the server's (and --reset would empty the server's journal). An
 // exchange's database has accounts, or journal rows with an order id (the floor's have 0).
+// Two floors on one database are kept apart like two servers: the writer lock.
 void refuse_exchange_database(const std::string& conninfo) {
   pqxx::connection conn(conninfo);
   pqxx::read_transaction tx(conn);
@@ -106,27 +111,43 @@ int main(int argc, char** argv) {
 
   try {
     std::int64_t last_seq = 0;
+    auto setup = store::connect_with_retry(cfg.serving.db, 30, &shutdown.stop_flag(), db_timeout);
+    // The server's rule and its default wait: one writer per database.
+    store::WriterLock writer_lock(
+        {cfg.serving.db, "exchange-floor", std::chrono::seconds(5), db_timeout},
+        &shutdown.stop_flag());
+    std::int64_t epoch = 0;
     {
-      auto setup = store::connect_with_retry(cfg.serving.db, 30, &shutdown.stop_flag(), db_timeout);
       // The server's own schema: the journal and commit_marker the group commit writes.
       setup->apply_schema(kSchemaSql);
       refuse_exchange_database(cfg.serving.db);
+      epoch = writer_lock.begin_epoch();
       if (cfg.reset) {
         setup->reset();
         EXCHANGE_LOG(info) << "journal emptied (--reset)";
       }
       // Seqs continue after the stored ones: they are the journal's primary key.
       last_seq = setup->last_journal_seq();
+      setup.reset();
     }
 
     // Exactly the server's write path: the same writer (broken connections resolved through
     // commit_marker) behind the same group commit.
-    store::BatchWriter writer(cfg.serving.db, db_timeout, db_timeout);
+    store::BatchWriter writer(cfg.serving.db, epoch, db_timeout, db_timeout);
+    // Said once, whoever finds out first (a fenced append, or the lock's keeper).
+    std::atomic<bool> fenced{false};
+    auto step_down = [&](const std::string& why) {
+      if (fenced.exchange(true)) return;
+      EXCHANGE_LOG(error) << "fenced: " << why << "; stepping down";
+      writer.fence(why);
+      shutdown.step_down();
+    };
     store::Batcher batcher(
         [&writer](const store::Batch& batch, store::Ticket t) { writer.write(batch, t); },
         // A failed batch fails with the one filling behind it, as in the server; there is no
         // engine to rebuild, so that is all.
-        [](store::Batcher& failing, store::Ticket failed, store::Outcome outcome) {
+        [&](store::Batcher& failing, store::Ticket failed, store::Outcome outcome) {
+          if (outcome == store::Outcome::Fenced) step_down(failing.fenced_why());
           for (auto& answer : failing.fail_open_batch(failed, outcome)) answer();
         });
     batcher.set_next_seq(last_seq + 1);
@@ -138,6 +159,12 @@ int main(int argc, char** argv) {
     auto model = concurrency::find_model(cfg.serving.model)->make(options);
 
     batcher.start();
+    writer_lock.keep(step_down);
+    // The keeper uses what is declared above: it ends before that is destroyed.
+    struct StopKeeper {
+      store::WriterLock& lock;
+      ~StopKeeper() { lock.stop_keeping(); }
+    } stop_keeper{writer_lock};
     shutdown.set_actions([&] { model->stop(); },
                          [&] {
                            // Grace over: nothing more is written, waiting calls return now.

@@ -20,15 +20,25 @@ std::int64_t random_writer_id() {
 
 }  // namespace
 
-BatchWriter::BatchWriter(std::string conninfo, std::chrono::milliseconds resolve_for,
-                         std::chrono::milliseconds timeout)
+BatchWriter::BatchWriter(std::string conninfo, std::int64_t epoch,
+                         std::chrono::milliseconds resolve_for, std::chrono::milliseconds timeout)
     : conninfo_(std::move(conninfo)),
+      epoch_(epoch),
       resolve_for_(resolve_for),
       timeout_(timeout),
       writer_id_(random_writer_id()) {}
 
+void BatchWriter::fence(const std::string& why) {
+  std::lock_guard<std::mutex> lock(fenced_mutex_);
+  if (fenced_.empty()) fenced_ = why;
+}
+
 void BatchWriter::write(const Batch& batch, std::uint64_t sequence) {
   const CommitMark mark{writer_id_, static_cast<std::int64_t>(sequence)};
+  {
+    std::lock_guard<std::mutex> lock(fenced_mutex_);
+    if (!fenced_.empty()) throw Fenced(fenced_);
+  }
   if (abandoned_) throw std::runtime_error("the server is shutting down; not written");
   bool connected = false;
   try {
@@ -39,9 +49,14 @@ void BatchWriter::write(const Batch& batch, std::uint64_t sequence) {
       if (connections_++ > 0) ++reconnects_;
     }
     connected = true;
-    db_->write_journal(batch, mark);
+    db_->write_journal(batch, mark, epoch_);
     // The watchdog may have fired just as the commit returned: the next batch reconnects.
     if (!db_->usable()) db_.reset();
+  } catch (const Fenced& e) {
+    // PostgreSQL answered, and the statement wrote nothing: not an unknown outcome.
+    fence(e.what());
+    db_.reset();
+    throw;
   } catch (const std::exception& e) {
     db_.reset();  // whatever broke, the next batch gets a new connection
     // Not even connected: nothing was sent, so nothing can have committed.
@@ -70,7 +85,19 @@ bool BatchWriter::committed_after_all(const CommitMark& mark, const Backend& old
       if (!db.end_backend(old, std::max(left, std::chrono::milliseconds(100))))
         throw std::runtime_error("the old connection's backend " + std::to_string(old.pid) +
                                  " is still running");
-      return db.committed(mark);
+      if (db.committed(mark)) return true;
+      // Not committed, and perhaps because another writer's epoch was in place: then it is
+      // not a failure to recover from by reloading.
+      const WriterEpoch now = db.writer_epoch();
+      if (now.epoch != epoch_) {
+        Fenced fenced("another server took over the database (" + now.describe() +
+                      "; ours was epoch " + std::to_string(epoch_) + ")");
+        fence(fenced.what());
+        throw fenced;
+      }
+      return false;
+    } catch (const Fenced&) {
+      throw;
     } catch (const std::exception& e) {
       if (last_error != e.what() && std::chrono::steady_clock::now() < deadline)
         EXCHANGE_LOG(warn) << "asking whether batch " << mark.batch << " committed: " << e.what()

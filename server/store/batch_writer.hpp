@@ -8,10 +8,15 @@
 // received may still commit), and reads commit_marker to learn which it was, so clients are
 // never told "not applied" about a committed request. A commit that gets no answer within
 // the database timeout counts as a broken connection (the watchdog closes it).
+//
+// Every write carries the writer epoch this process was given (store/writer_lock.hpp): one that
+// finds another epoch in place throws Fenced, and so does every write after it, without
+// asking PostgreSQL again.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "store/batch.hpp"
@@ -23,15 +28,19 @@ namespace store {
 
 class BatchWriter {
  public:
-  // `resolve_for`: how long to keep trying to learn a broken commit's outcome; `timeout`
-  // bounds each call on PostgreSQL (Database).
-  explicit BatchWriter(std::string conninfo,
-                       std::chrono::milliseconds resolve_for = std::chrono::seconds(10),
-                       std::chrono::milliseconds timeout = kDefaultDbTimeout);
+  // `epoch`: the writer epoch the writes must find; `resolve_for`: how long to keep trying to
+  // learn a broken commit's outcome; `timeout` bounds each call on PostgreSQL (Database).
+  BatchWriter(std::string conninfo, std::int64_t epoch,
+              std::chrono::milliseconds resolve_for = std::chrono::seconds(10),
+              std::chrono::milliseconds timeout = kDefaultDbTimeout);
   // Returns once batch number `sequence` is committed. Throws CommitOutcomeUnknown if the
-  // connection broke and PostgreSQL stayed unreachable for resolve_for; any other exception
-  // means nothing of the batch is stored.
+  // connection broke and PostgreSQL stayed unreachable for resolve_for, Fenced if another
+  // writer took over (now or earlier); any other exception means nothing of the batch is
+  // stored.
   void write(const Batch& batch, std::uint64_t sequence);
+  // Another writer took over (the writer lock's keeper found out): every later write throws
+  // Fenced with `why`. Thread-safe.
+  void fence(const std::string& why);
   // For a shutdown whose grace period is over: from now on nothing more is written (writes
   // throw, "not applied"), and a broken commit's outcome is no longer looked up (unknown).
   // Thread-safe.
@@ -48,12 +57,15 @@ class BatchWriter {
   bool committed_after_all(const CommitMark& mark, const Backend& old, const std::string& failure);
 
   std::string conninfo_;
+  std::int64_t epoch_;
   std::chrono::milliseconds resolve_for_;
   std::chrono::milliseconds timeout_;
   std::int64_t writer_id_;
   std::unique_ptr<Database> db_;
   Backend backend_;  // db_'s
   std::atomic<bool> abandoned_{false};
+  mutable std::mutex fenced_mutex_;
+  std::string fenced_;  // why, once fenced; empty until then
   std::atomic<std::uint64_t> broken_commits_{0}, reconnects_{0}, connections_{0};
 };
 

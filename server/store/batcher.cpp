@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "store/fenced.hpp"
 #include "util/log.hpp"
 
 namespace store {
@@ -57,7 +58,7 @@ void Batcher::poison_open_batch() {
 bool Batcher::failed(Ticket t, Outcome& outcome) const {
   for (const FailedRange& r : failed_ranges_) {
     if (t >= r.first && t <= r.last) {
-      outcome = t == r.first ? r.first_outcome : Outcome::NotApplied;
+      outcome = t == r.first ? r.first_outcome : r.rest();
       return true;
     }
   }
@@ -88,17 +89,23 @@ std::vector<std::pair<Ticket, Batcher::Done>> Batcher::take_waiters_through(Tick
 
 std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket, Outcome outcome) {
   std::lock_guard<std::mutex> lock(mutex_);
-  failed_ranges_.push_back({failed_ticket, open_ticket_, outcome});
+  const FailedRange range{failed_ticket, open_ticket_, outcome};
+  failed_ranges_.push_back(range);
   open_ = Batch();
   open_poisoned_ = false;
   ++open_ticket_;
   ++stats_.failures;
   std::vector<std::function<void()>> out;
   for (auto& [ticket, done] : take_waiters_through(open_ticket_ - 1)) {
-    Outcome o = ticket == failed_ticket ? outcome : Outcome::NotApplied;
+    Outcome o = ticket == failed_ticket ? outcome : range.rest();
     out.push_back([o, done = std::move(done)] { done(o); });
   }
   return out;
+}
+
+std::string Batcher::fenced_why() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fenced_why_;
 }
 
 Ticket Batcher::committed_through() const {
@@ -141,7 +148,7 @@ void Batcher::run() {
   for (;;) {
     Batch batch;
     Ticket ticket;
-    bool poisoned;
+    bool poisoned, fenced;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       writer_idle_ = true;
@@ -152,16 +159,26 @@ void Batcher::run() {
       open_ = Batch();
       poisoned = open_poisoned_;
       open_poisoned_ = false;
+      fenced = fenced_;
       ticket = open_ticket_++;
     }
     cycle_started_ns_.store(steady_ns(), std::memory_order_relaxed);
 
-    // A poisoned batch is never written: its requests are certainly not applied.
-    Outcome outcome = poisoned ? Outcome::NotApplied : Outcome::Committed;
+    // A poisoned batch is never written: its requests are certainly not applied. Once fenced,
+    // no batch is.
+    Outcome outcome = fenced     ? Outcome::Fenced
+                      : poisoned ? Outcome::NotApplied
+                                 : Outcome::Committed;
     auto started = std::chrono::steady_clock::now();
-    if (!poisoned) {
+    if (outcome == Outcome::Committed) {
       try {
         write_(batch, ticket);
+      } catch (const Fenced& e) {
+        // Not logged here: `recover` says it once, as the reason the process steps down.
+        std::lock_guard<std::mutex> lock(mutex_);
+        fenced_ = true;
+        fenced_why_ = e.what();
+        outcome = Outcome::Fenced;
       } catch (const CommitOutcomeUnknown& e) {
         EXCHANGE_LOG(error) << "writing batch " << ticket << ": " << e.what();
         outcome = Outcome::Unknown;

@@ -8,6 +8,10 @@
 // If a write fails, that batch and the one that was filling behind it (whose requests saw the
 // failed batch's state) fail together, and the engine is rebuilt from the database before any
 // other request runs: memory and database never disagree.
+//
+// A write that finds another writer in charge (Fenced) is final: that batch and every later
+// one fail as Outcome::Fenced without being written, and `recover` is told so (it must not
+// rebuild anything from a database that is no longer this process's to write).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -38,6 +42,7 @@ enum class Outcome {
   Committed,   // durable
   NotApplied,  // certainly not stored (its batch failed, or was never written)
   Unknown,     // the connection broke during its commit and PostgreSQL stayed unreachable
+  Fenced,      // not stored: another server took over the database (store/fenced.hpp)
 };
 
 class Batcher {
@@ -45,7 +50,7 @@ class Batcher {
   // `write` makes a batch durable or throws (store::CommitOutcomeUnknown when it cannot tell).
   // `recover` runs on the writer thread after a failed write: it must take the engine's
   // exclusive lock, call fail_open_batch(), run the callbacks it hands back, and rebuild the
-  // engine from the database.
+  // engine from the database (except after Outcome::Fenced: then nothing is rebuilt).
   using WriteFn = std::function<void(const Batch&, Ticket)>;
   using Done = std::function<void(Outcome)>;
   using RecoverFn = std::function<void(Batcher& batcher, Ticket failed, Outcome outcome)>;
@@ -80,9 +85,12 @@ class Batcher {
   void when_durable(Ticket ticket, Done done);
   // For RecoverFn, under the engine's exclusive lock: batch `failed` ended with `outcome`;
   // fails the open batch behind it as well (its requests saw the failed batch's state and
-  // were never written: NotApplied). Returns every failed request's callback, bound to its
-  // outcome, to be run outside the lock.
+  // were never written: NotApplied, or Fenced after a fenced write). Returns every failed
+  // request's callback, bound to its outcome, to be run outside the lock.
   std::vector<std::function<void()>> fail_open_batch(Ticket failed, Outcome outcome);
+
+  // Why a write was fenced (Fenced::what()); empty unless one was.
+  std::string fenced_why() const;
 
   // Every batch up to this ticket is durable.
   Ticket committed_through() const;
@@ -117,11 +125,17 @@ class Batcher {
   Ticket committed_through_ = 0;
   struct FailedRange {
     Ticket first, last;     // inclusive
-    Outcome first_outcome;  // the batch whose write failed; the rest are NotApplied
+    Outcome first_outcome;  // the batch whose write failed; the rest are NotApplied (Fenced
+                            // when it was)
+    Outcome rest() const {
+      return first_outcome == Outcome::Fenced ? Outcome::Fenced : Outcome::NotApplied;
+    }
   };
   std::vector<FailedRange> failed_ranges_;  // rare
   std::multimap<Ticket, Done> waiters_;
   bool stopping_ = false;
+  bool fenced_ = false;  // a write was fenced: nothing more is written
+  std::string fenced_why_;
   bool writer_idle_ = false;  // waiting for work: a submit must wake it
   Stats stats_;
   std::atomic<std::int64_t> cycle_started_ns_{0};  // steady clock; 0 while idle

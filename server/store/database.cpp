@@ -16,33 +16,44 @@ namespace {
 // parameters, never spliced into SQL) and are upserted by data-modifying CTEs. Upserts carry
 // final values and executions are inserted once, so projecting the same batch twice (a
 // reload re-projects the journal after the stored position) is harmless. Foreign keys and CHECKs
-// are verified at the end of the statement.
+// are verified at the end of the statement. Every part writes only while writer_epoch is still
+// ours ($24), as the journal append does (journal_sql.cpp): a fenced projector must not
+// overwrite the new writer's rows with its stale final values. It returns 1 if it wrote, 0 if
+// fenced.
 const char* kWriteBatch = R"SQL(
-WITH new_symbols AS (
-  INSERT INTO symbols (sym) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING
+WITH fence AS MATERIALIZED (
+  SELECT epoch FROM writer_epoch WHERE epoch = $24 FOR SHARE
+), new_symbols AS (
+  INSERT INTO symbols (sym) SELECT unnest($1::text[]) WHERE EXISTS (SELECT FROM fence)
+  ON CONFLICT DO NOTHING
 ), account_rows AS (
   INSERT INTO accounts (id, balance, deposited)
-  SELECT * FROM unnest($2::text[], $3::numeric[], $4::numeric[])
+  SELECT * FROM unnest($2::text[], $3::numeric[], $4::numeric[]) WHERE EXISTS (SELECT FROM fence)
   ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance
 ), position_rows AS (
   INSERT INTO positions (account_id, symbol, amount, granted)
   SELECT * FROM unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+  WHERE EXISTS (SELECT FROM fence)
   ON CONFLICT (account_id, symbol) DO UPDATE
     SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
 ), position AS (
-  UPDATE projection_position SET seq = $23
+  UPDATE projection_position SET seq = $23 WHERE EXISTS (SELECT FROM fence)
 ), order_rows AS (
   INSERT INTO orders (id, account_id, symbol, amount, limit_price, open_amount, created_at,
                       canceled_at)
   SELECT * FROM unnest($9::bigint[], $10::text[], $11::text[], $12::numeric[], $13::numeric[],
                        $14::numeric[], $15::bigint[], $16::bigint[])
+  WHERE EXISTS (SELECT FROM fence)
   ON CONFLICT (id) DO UPDATE
     SET open_amount = EXCLUDED.open_amount, canceled_at = EXCLUDED.canceled_at
+), execution_rows AS (
+  INSERT INTO executions (id, buy_order, sell_order, shares, price, executed_at)
+  SELECT * FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::numeric[],
+                       $21::numeric[], $22::bigint[])
+  WHERE EXISTS (SELECT FROM fence)
+  ON CONFLICT (id) DO NOTHING
 )
-INSERT INTO executions (id, buy_order, sell_order, shares, price, executed_at)
-SELECT * FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::numeric[],
-                     $21::numeric[], $22::bigint[])
-ON CONFLICT (id) DO NOTHING
+SELECT count(*) FROM fence
 )SQL";
 
 std::optional<std::int64_t> optional_int(const pqxx::field& f) {
@@ -199,7 +210,7 @@ std::size_t Database::rows_of(const Batch& batch) {
          batch.orders.size() + batch.executions.size();
 }
 
-void Database::project(const Batch& batch, std::int64_t through_seq) {
+void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch) {
   auto sym_it = batch.symbols.begin();
   auto acc_it = batch.accounts.begin();
   auto pos_it = batch.positions.begin();
@@ -251,33 +262,41 @@ void Database::project(const Batch& batch, std::int64_t through_seq) {
            pos_it != batch.positions.end() || ord_it != batch.orders.end() ||
            exe_it != batch.executions.end();
   };
+  // Whether the statement wrote (false: writer_epoch has moved on, and it wrote nothing).
   auto write = [&](pqxx::transaction_base& tx, ProjectionChunk& c) {
-    tx.exec_prepared(
-        "write_batch", c.sym.done(), c.acc_id.done(), c.acc_balance.done(), c.acc_deposited.done(),
-        c.pos_account.done(), c.pos_symbol.done(), c.pos_amount.done(), c.pos_granted.done(),
-        c.o_id.done(), c.o_account.done(), c.o_symbol.done(), c.o_amount.done(), c.o_limit.done(),
-        c.o_open.done(), c.o_created.done(), c.o_canceled.done(), c.e_id.done(), c.e_buy.done(),
-        c.e_sell.done(), c.e_shares.done(), c.e_price.done(), c.e_time.done(), through_seq);
+    return tx.exec_prepared1("write_batch", c.sym.done(), c.acc_id.done(), c.acc_balance.done(),
+                             c.acc_deposited.done(), c.pos_account.done(), c.pos_symbol.done(),
+                             c.pos_amount.done(), c.pos_granted.done(), c.o_id.done(),
+                             c.o_account.done(), c.o_symbol.done(), c.o_amount.done(),
+                             c.o_limit.done(), c.o_open.done(), c.o_created.done(),
+                             c.o_canceled.done(), c.e_id.done(), c.e_buy.done(), c.e_sell.done(),
+                             c.e_shares.done(), c.e_price.done(), c.e_time.done(), through_seq,
+                             epoch)[0]
+               .as<std::int64_t>() == 1;
   };
 
   ProjectionChunk first = next_chunk();
   if (!more()) {
     // The usual case: a single statement outside BEGIN/COMMIT is its own transaction, one
     // round trip per batch.
-    bounded("projecting a batch", timeout_, [&] {
+    const bool ours = bounded("projecting a batch", timeout_, [&] {
       pqxx::nontransaction tx(*conn_);
-      write(tx, first);
+      return write(tx, first);
     });
+    if (!ours) throw fenced(epoch);
     return;
   }
   // A big batch (a large sweep, a long backlog): several statements, each bounded by the
   // timeout on its own, in one transaction, so the tables still move from one journal seq to
   // another at once.
   auto tx = std::make_unique<pqxx::work>(*conn_);
-  bounded("projecting a batch (first part)", timeout_, [&] { write(*tx, first); });
+  // A fenced part rolls the whole transaction back when `tx` goes out of scope unfinished.
+  if (!bounded("projecting a batch (first part)", timeout_, [&] { return write(*tx, first); }))
+    throw fenced(epoch);
   while (more()) {
     ProjectionChunk c = next_chunk();
-    bounded("projecting a batch (next part)", timeout_, [&] { write(*tx, c); });
+    if (!bounded("projecting a batch (next part)", timeout_, [&] { return write(*tx, c); }))
+      throw fenced(epoch);
   }
   bounded("committing a projection", timeout_, [&] { tx->commit(); });
 }

@@ -18,6 +18,7 @@
 
 #include "exchange/engine.hpp"
 #include "store/batch.hpp"
+#include "store/fenced.hpp"
 
 namespace store {
 
@@ -40,6 +41,15 @@ struct Backend {
 struct CommitMark {
   std::int64_t writer = 0;
   std::int64_t batch = 0;
+};
+
+// The row of writer_epoch: whose turn it is to write this database (store/writer_lock.hpp).
+struct WriterEpoch {
+  std::int64_t epoch = 0;
+  std::string holder;  // who bumped it
+  std::string since;
+  // "epoch N, holder H, since T"
+  std::string describe() const;
 };
 
 class Database {
@@ -69,8 +79,9 @@ class Database {
   // projection_position to `through_seq` with them: one statement (one round trip) for up to
   // kProjectionRowsPerStatement rows of each table, more statements for a bigger batch, each
   // bounded by the timeout on its own. Idempotent: rows carry final values and executions
-  // already stored are skipped, so re-projecting is safe.
-  void project(const Batch& batch, std::int64_t through_seq);
+  // already stored are skipped, so re-projecting is safe. Writes only while writer_epoch is
+  // `epoch`; throws Fenced (nothing written) once it is not.
+  void project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch);
   static constexpr std::size_t kProjectionRowsPerStatement = 20000;
   // The rows project() writes for `batch` (after merging).
   static std::size_t rows_of(const Batch& batch);
@@ -92,19 +103,23 @@ class Database {
 
   // The journal (store/journal_sql.cpp). Prepares write_journal; call once the schema exists.
   void prepare_journal_write();
-  // Appends the batch's journal rows and records `mark` in commit_marker, in one statement.
-  // Throws on failure; nothing is stored then, unless the connection broke during the commit
-  // itself: committed() tells.
-  void write_journal(const Batch& batch, const CommitMark& mark);
+  // Appends the batch's journal rows and records `mark` in commit_marker, in one statement,
+  // if writer_epoch is still `epoch`. Throws on failure; nothing is stored then, unless the
+  // connection broke during the commit itself: committed() tells. Throws Fenced (nothing
+  // stored) if another writer's epoch is in place.
+  void write_journal(const Batch& batch, const CommitMark& mark, std::int64_t epoch);
   // Up to `limit` journal entries with seq > `after`, in seq order.
   std::vector<JournalEntry> read_journal(std::int64_t after, std::int64_t limit);
   // Deletes the journal entries up to `through_seq` that the projection already holds; returns
-  // how many went.
-  std::int64_t trim_journal(std::int64_t through_seq);
+  // how many went. Under the same fence as write_journal (throws Fenced).
+  std::int64_t trim_journal(std::int64_t through_seq, std::int64_t epoch);
   // The largest journal seq (0 when empty).
   std::int64_t last_journal_seq();
   // Sets the session's application_name (lets tests see whether a projector is connected).
   void set_application_name(const std::string& name);
+
+  // The writer epoch as stored now (store/writer_epoch_sql.cpp).
+  WriterEpoch writer_epoch();
 
  private:
   // Runs `call` under the watchdog for `limit`; marks the connection broken if it fails or
@@ -112,6 +127,9 @@ class Database {
   std::int64_t load_unbounded(exchange::Engine& engine);
   template <typename Call>
   auto bounded(const char* what, std::chrono::milliseconds limit, Call&& call);
+  // The error for a write that found writer_epoch moved on from `ours`: names the writer now
+  // in charge when that can still be read.
+  Fenced fenced(std::int64_t ours);
 
   std::unique_ptr<pqxx::connection> conn_;
   std::chrono::milliseconds timeout_;

@@ -9,20 +9,41 @@ namespace store {
 namespace {
 
 // The batch's journal rows as parallel arrays, with the commit marker in the same statement:
-// one round trip, one transaction, and the marker tells a broken connection's outcome.
+// one round trip, one transaction, and the marker tells a broken connection's outcome. Both
+// are written only while writer_epoch is still ours ($7): `fence` takes the row FOR SHARE, so
+// a bump (an UPDATE) waits for this commit, and a statement that comes after a bump (or waited
+// for one: READ COMMITTED re-checks the updated row) finds no row and writes nothing. What it
+// returns, 1 or 0, says which.
 const char* kWriteJournal = R"SQL(
-WITH marker AS (
-  UPDATE commit_marker SET writer = $5, batch = $6
+WITH fence AS MATERIALIZED (
+  SELECT epoch FROM writer_epoch WHERE epoch = $7 FOR SHARE
+), marker AS (
+  UPDATE commit_marker SET writer = $5, batch = $6 WHERE EXISTS (SELECT FROM fence)
+), appended AS (
+  INSERT INTO journal (seq, at, first_order_id, request, refused)
+  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $8::text[])
+  WHERE EXISTS (SELECT FROM fence)
 )
-INSERT INTO journal (seq, at, first_order_id, request, refused)
-SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $7::text[])
+SELECT count(*) FROM fence
+)SQL";
+
+// Deletes projected journal entries, under the same fence as the writes.
+const char* kTrimJournal = R"SQL(
+WITH fence AS MATERIALIZED (
+  SELECT epoch FROM writer_epoch WHERE epoch = $2 FOR SHARE
+), trimmed AS (
+  DELETE FROM journal
+  WHERE seq <= least($1, (SELECT seq FROM projection_position)) AND EXISTS (SELECT FROM fence)
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM trimmed)
 )SQL";
 
 }  // namespace
 
 void Database::prepare_journal_write() { conn_->prepare("write_journal", kWriteJournal); }
 
-void Database::write_journal(const Batch& batch, const CommitMark& mark) {
+void Database::write_journal(const Batch& batch, const CommitMark& mark, std::int64_t epoch) {
   ArrayLiteral seq, at, first_order_id, request, refused;
   for (const JournalEntry& e : batch.journal) {
     seq.add(e.seq);
@@ -35,11 +56,13 @@ void Database::write_journal(const Batch& batch, const CommitMark& mark) {
       refused.add(e.refused);
   }
   // A single statement outside BEGIN/COMMIT is its own transaction.
-  bounded("committing a batch", timeout_, [&] {
+  const bool ours = bounded("committing a batch", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);
-    tx.exec_prepared("write_journal", seq.done(), at.done(), first_order_id.done(), request.done(),
-                     mark.writer, mark.batch, refused.done());
+    return tx.exec_prepared1("write_journal", seq.done(), at.done(), first_order_id.done(),
+                             request.done(), mark.writer, mark.batch, epoch, refused.done())[0]
+               .as<std::int64_t>() == 1;
   });
+  if (!ours) throw fenced(epoch);
 }
 
 std::vector<JournalEntry> Database::read_journal(std::int64_t after, std::int64_t limit) {
@@ -66,16 +89,17 @@ std::int64_t Database::last_journal_seq() {
   });
 }
 
-std::int64_t Database::trim_journal(std::int64_t through_seq) {
-  return bounded("trimming the journal", timeout_, [&] {
-    pqxx::work tx(*conn_);
+std::int64_t Database::trim_journal(std::int64_t through_seq, std::int64_t epoch) {
+  std::int64_t deleted = 0;
+  const bool ours = bounded("trimming the journal", timeout_, [&] {
+    pqxx::nontransaction tx(*conn_);
     // Never past the projection: those entries are all a restart has to rebuild from.
-    auto r = tx.exec_params(
-        "DELETE FROM journal WHERE seq <= least($1, (SELECT seq FROM projection_position))",
-        through_seq);
-    tx.commit();
-    return static_cast<std::int64_t>(r.affected_rows());
+    auto row = tx.exec_params1(kTrimJournal, through_seq, epoch);
+    deleted = row[1].as<std::int64_t>();
+    return row[0].as<std::int64_t>() == 1;
   });
+  if (!ours) throw fenced(epoch);
+  return deleted;
 }
 
 void Database::set_application_name(const std::string& name) {

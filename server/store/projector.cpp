@@ -4,16 +4,19 @@
 #include <vector>
 
 #include "store/database.hpp"
+#include "store/fenced.hpp"
 #include "util/log.hpp"
 
 namespace store {
 
-Projector::Projector(std::string conninfo, std::chrono::milliseconds timeout,
-                     std::int64_t journal_keep, std::chrono::milliseconds delay)
+Projector::Projector(std::string conninfo, std::int64_t epoch, std::chrono::milliseconds timeout,
+                     std::int64_t journal_keep, std::chrono::milliseconds delay, FencedFn on_fenced)
     : conninfo_(std::move(conninfo)),
+      epoch_(epoch),
       timeout_(timeout),
       journal_keep_(journal_keep),
-      delay_(delay) {}
+      delay_(delay),
+      on_fenced_(std::move(on_fenced)) {}
 
 Projector::~Projector() { stop(std::chrono::seconds(0)); }
 
@@ -36,6 +39,7 @@ void Projector::enqueue(Batch&& effects, std::int64_t through_seq) {
   effects.journal = {};  // the payloads are in the journal already; only the rows matter here
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (fenced_) return;  // never to be written
     const auto now = std::chrono::steady_clock::now();
     if (pending_rows_ == 0 && !writing_) oldest_pending_ = now;
     pending_rows_ += effects.rows;
@@ -61,7 +65,20 @@ void Projector::set_projected(std::int64_t seq) {
 
 void Projector::wait_pending_below(std::size_t rows) {
   std::unique_lock<std::mutex> lock(mutex_);
-  drained_.wait(lock, [&] { return pending_rows_ < rows || stopping_ || waits_released_; });
+  drained_.wait(lock,
+                [&] { return pending_rows_ < rows || stopping_ || waits_released_ || fenced_; });
+}
+
+void Projector::fence() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fenced_ = true;
+    ++generation_;  // a write under way gives up instead of retrying
+    queue_.clear();
+    pending_rows_ = 0;
+  }
+  wake_.notify_all();
+  drained_.notify_all();
 }
 
 std::chrono::milliseconds Projector::oldest_unprojected() const {
@@ -103,13 +120,16 @@ bool Projector::write(const Batch& batch, std::int64_t through_seq, std::uint64_
   for (int attempt = 1;; ++attempt) {
     try {
       if (!db_) connect();
-      db_->project(batch, through_seq);
+      db_->project(batch, through_seq, epoch_);
       if (attempt > 1)
         EXCHANGE_LOG(warn) << "projection written through journal seq " << through_seq << " after "
                            << attempt << " attempts";
       std::lock_guard<std::mutex> lock(mutex_);
       failures_.in_a_row = 0;
       return true;
+    } catch (const Fenced& e) {
+      fenced(e.what());
+      return false;
     } catch (const std::exception& e) {
       // A fresh connection for the retry; the old one's backend is ended first.
       if (db_ && backend_.pid != 0) end_backend_ = true;
@@ -146,16 +166,24 @@ void Projector::trim_journal(std::int64_t projected_through) {
   const std::int64_t through = projected_through - journal_keep_;
   if (through < trimmed_through_ + kTrimEvery) return;
   try {
-    const std::int64_t deleted = db_->trim_journal(through);
+    const std::int64_t deleted = db_->trim_journal(through, epoch_);
     trimmed_through_ = through;
     EXCHANGE_LOG(debug) << "journal trimmed through seq " << through << " (" << deleted
                         << " entries deleted)";
+  } catch (const Fenced& e) {
+    fenced(e.what());
   } catch (const std::exception& e) {
     if (backend_.pid != 0) end_backend_ = true;
     db_.reset();
     EXCHANGE_LOG(warn) << "trimming the journal through seq " << through
                        << " failed (retried later): " << e.what();
   }
+}
+
+void Projector::fenced(const std::string& why) {
+  db_.reset();
+  fence();
+  if (on_fenced_) on_fenced_(why);
 }
 
 void Projector::log_progress(std::chrono::steady_clock::time_point& last_log,
@@ -188,6 +216,10 @@ void Projector::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_ || !queue_.empty(); });
+    if (fenced_) {
+      if (stopping_) return;
+      continue;  // fence() emptied the queue; nothing is written any more
+    }
     log_progress(last_log, last_logged_seq);
     if (queue_.empty()) {
       if (stopping_) return;
@@ -237,7 +269,7 @@ void Projector::run() {
         pending_rows_ -= rows;
         if (!queue_.empty()) oldest_pending_ = queue_.front().enqueued;
       }
-    } else if (generation == generation_) {
+    } else if (generation == generation_ && !fenced_) {
       // Stopping with PostgreSQL away: the next start replays the journal after the position.
       EXCHANGE_LOG(warn) << "stopping with the projection at journal seq " << projected_seq()
                          << "; the next start replays the journal after it";

@@ -12,11 +12,17 @@
 // both memory and database work. Past kWarnPendingRows the log says so every 10 s. The queue
 // is bounded by whoever feeds it: app::Exchange pauses its commits while the projection lags
 // too far (wait_pending_below), and so does a start-up or reload replay.
+//
+// Its writes carry the writer epoch (store/writer_lock.hpp). Once one is fenced (another
+// server took over the database), or fence() is called, it never writes again: a stale
+// projector would overwrite the new writer's rows with old final values. Whatever is queued
+// then is dropped and every wait returns.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,14 +43,18 @@ class Projector {
   // the projection trails the journal by about this much plus one write.
   static constexpr std::chrono::milliseconds kGatherFor{200};
 
-  // `timeout` bounds each of its PostgreSQL calls (--db-timeout-ms): a reload waits for the
-  // write in progress, so a silent connection must not hold it longer than any other call.
-  // `journal_keep`: once projected, journal entries older than the newest `journal_keep` are
-  // deleted (0 keeps the whole journal). `delay` (a test aid, 0 in production) holds each
-  // write back that long.
-  explicit Projector(std::string conninfo, std::chrono::milliseconds timeout,
-                     std::int64_t journal_keep = 0,
-                     std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+  // Runs once, on the projector's thread, when one of its writes was fenced; with why.
+  using FencedFn = std::function<void(const std::string& why)>;
+
+  // `epoch`: the writer epoch its writes must find. `timeout` bounds each of its PostgreSQL
+  // calls (--db-timeout-ms): a reload waits for the write in progress, so a silent connection
+  // must not hold it longer than any other call. `journal_keep`: once projected, journal
+  // entries older than the newest `journal_keep` are deleted (0 keeps the whole journal).
+  // `delay` (a test aid, 0 in production) holds each write back that long.
+  Projector(std::string conninfo, std::int64_t epoch, std::chrono::milliseconds timeout,
+            std::int64_t journal_keep = 0,
+            std::chrono::milliseconds delay = std::chrono::milliseconds(0),
+            FencedFn on_fenced = nullptr);
   ~Projector();
   Projector(const Projector&) = delete;
   Projector& operator=(const Projector&) = delete;
@@ -66,6 +76,9 @@ class Projector {
   void wait_pending_below(std::size_t rows);
   // A forced shutdown: every wait_pending_below() returns now and later ones do not block.
   void release_waits();
+  // Another writer took over: nothing more is written (not even a write already under way is
+  // retried), the queue is dropped and waits return. Thread-safe; does not call on_fenced.
+  void fence();
 
   // Every journal entry up to this seq is in the SQL tables.
   std::int64_t projected_seq() const { return projected_.load(std::memory_order_acquire); }
@@ -93,13 +106,17 @@ class Projector {
   // Deletes projected journal entries beyond `journal_keep`, a chunk at a time; a failure
   // only postpones it.
   void trim_journal(std::int64_t projected_through);
+  // A write was fenced: fence(), then on_fenced_.
+  void fenced(const std::string& why);
   void log_progress(std::chrono::steady_clock::time_point& last_log, std::int64_t& last_seq);
 
   std::string conninfo_;
+  std::int64_t epoch_;
   std::chrono::milliseconds timeout_;
   std::int64_t journal_keep_;
   std::int64_t trimmed_through_ = 0;  // the projector thread's
   std::chrono::milliseconds delay_;
+  FencedFn on_fenced_;
   std::unique_ptr<Database> db_;  // the projector thread's own
   Backend backend_;               // db_'s; ended once db_ failed
   bool end_backend_ = false;      // the previous connection failed: end backend_
@@ -122,6 +139,7 @@ class Projector {
   std::uint64_t generation_ = 0;  // bumped by discard_queue()
   bool stopping_ = false;
   bool waits_released_ = false;
+  bool fenced_ = false;
   std::chrono::steady_clock::time_point drain_deadline_;
   std::atomic<std::int64_t> projected_{0};
   std::atomic<std::int64_t> queued_{0};

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <pqxx/pqxx>
 
 #include "store/batch_writer.hpp"
 #include "store/database.hpp"
@@ -32,25 +33,27 @@ std::string journal_seqs() {
   return query_value("SELECT coalesce(string_agg(seq::text, ',' ORDER BY seq), '') FROM journal");
 }
 
-void fresh_schema() {
+// A fresh schema; returns the writer epoch the server left (the writes below must carry it).
+std::int64_t fresh_schema() {
   ServerProcess server({"--reset"});  // applies schema.sql, empties the tables
   REQUIRE(server.stop() == 0);
+  return std::stoll(query_value("SELECT epoch FROM writer_epoch"));
 }
 
 }  // namespace
 
 TEST_CASE("commit_marker names the last committed batch, and only that one", "[e2e]") {
-  fresh_schema();
+  const std::int64_t epoch = fresh_schema();
   store::Database db(database_url());
   db.prepare_journal_write();
-  db.write_journal(account_batch(1, "990001"), {42, 7});
+  db.write_journal(account_batch(1, "990001"), {42, 7}, epoch);
   CHECK(db.committed({42, 7}));
   CHECK_FALSE(db.committed({42, 6}));
   CHECK_FALSE(db.committed({41, 7}));
 
   // A write PostgreSQL refuses (seq 1 again breaks the primary key) stores nothing, not even
   // its mark.
-  CHECK_THROWS(db.write_journal(account_batch(1, "990002"), {42, 8}));
+  CHECK_THROWS(db.write_journal(account_batch(1, "990002"), {42, 8}, epoch));
   store::Database other(database_url());
   CHECK(other.committed({42, 7}));
   CHECK_FALSE(other.committed({42, 8}));
@@ -59,8 +62,8 @@ TEST_CASE("commit_marker names the last committed batch, and only that one", "[e
 }
 
 TEST_CASE("BatchWriter: a refused write is 'not applied', then the writer carries on", "[e2e]") {
-  fresh_schema();
-  store::BatchWriter writer(database_url(), std::chrono::seconds(2));
+  const std::int64_t epoch = fresh_schema();
+  store::BatchWriter writer(database_url(), epoch, std::chrono::seconds(2));
   writer.write(account_batch(1, "990011"), 1);
   bool unknown = false, threw = false;
   try {
@@ -80,7 +83,7 @@ TEST_CASE("BatchWriter: a refused write is 'not applied', then the writer carrie
 TEST_CASE("BatchWriter: a database that cannot be reached is 'not applied', never 'unknown'",
           "[e2e]") {
   // Nothing was sent, so nothing can have committed: no need to ask.
-  store::BatchWriter writer("postgresql://postgres@127.0.0.1:1/none?connect_timeout=1",
+  store::BatchWriter writer("postgresql://postgres@127.0.0.1:1/none?connect_timeout=1", 1,
                             std::chrono::milliseconds(200));
   bool unknown = false, threw = false;
   try {
@@ -92,4 +95,28 @@ TEST_CASE("BatchWriter: a database that cannot be reached is 'not applied', neve
   }
   CHECK(threw);
   CHECK_FALSE(unknown);
+}
+
+TEST_CASE("a write under a superseded writer epoch is fenced: nothing stored, not even its mark",
+          "[e2e]") {
+  const std::int64_t epoch = fresh_schema();
+  store::BatchWriter writer(database_url(), epoch, std::chrono::seconds(2));
+  writer.write(account_batch(1, "990031"), 1);
+  {
+    // What a new writer does once it holds the writer lock (query_value would not commit).
+    auto conn = connect_database();
+    pqxx::nontransaction(conn).exec("UPDATE writer_epoch SET epoch = epoch + 1, holder = 'test'");
+  }
+  CHECK_THROWS_AS(writer.write(account_batch(2, "990032"), 2), store::Fenced);
+  // And for good: not even asked again.
+  CHECK_THROWS_AS(writer.write(account_batch(3, "990033"), 3), store::Fenced);
+  CHECK(journal_seqs() == "1");
+  store::Database db(database_url());
+  CHECK_FALSE(db.committed({0, 2}));
+  CHECK(query_value("SELECT batch FROM commit_marker") == "1");
+  // The projection is fenced the same way.
+  db.prepare_writes();
+  CHECK_THROWS_AS(db.project(account_batch(2, "990034"), 2, epoch), store::Fenced);
+  CHECK(query_value("SELECT count(*) FROM accounts WHERE id = '990034'") == "0");
+  CHECK(query_value("SELECT seq FROM projection_position") == "0");
 }

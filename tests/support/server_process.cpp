@@ -43,8 +43,8 @@ bool accepts_connections(unsigned short port) {
 
 // The server on `port` against the test database, with `flags` after the harness's own, its
 // output appended to `log_path`.
-pid_t spawn(unsigned short port, const std::vector<std::string>& flags,
-            const std::string& log_path) {
+pid_t spawn_server(unsigned short port, const std::vector<std::string>& flags,
+                   const std::string& log_path) {
   std::vector<std::string> args = {server_binary(), "--port", std::to_string(port), "--bind",
                                    "127.0.0.1",     "--db",   database_url()};
   args.insert(args.end(), flags.begin(), flags.end());
@@ -79,7 +79,7 @@ int run_to_exit(const std::vector<std::string>& flags, std::string& output) {
   const std::string log_path = "/tmp/exchange-test-server-" + std::to_string(::getpid()) + "-" +
                                std::to_string(port) + ".log";
   std::remove(log_path.c_str());
-  pid_t pid = spawn(port, flags, log_path);
+  pid_t pid = spawn_server(port, flags, log_path);
   int status = 0;
   int code = -1;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -119,11 +119,15 @@ std::vector<std::string> models_under_test() {
   return out;
 }
 
-ServerProcess::ServerProcess(std::vector<std::string> flags) : flags_(std::move(flags)) {
+ServerProcess::ServerProcess(std::vector<std::string> flags, Start start)
+    : flags_(std::move(flags)) {
   port_ = free_port();
   log_path_ = "/tmp/exchange-test-server-" + std::to_string(::getpid()) + "-" +
               std::to_string(port_) + ".log";
-  launch(flags_);
+  if (start == Start::Listening)
+    launch(flags_);
+  else
+    spawn(flags_);
 }
 
 ServerProcess::~ServerProcess() {
@@ -131,29 +135,56 @@ ServerProcess::~ServerProcess() {
 }
 
 void ServerProcess::launch(const std::vector<std::string>& flags) {
-  pid_ = spawn(port_, flags, log_path_);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      throw std::runtime_error("exchange-server exited at start-up:\n" + log());
-    }
-    if (accepts_connections(port_)) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  spawn(flags);
+  if (wait_listening(std::chrono::seconds(30))) return;
+  if (pid_ < 0) throw std::runtime_error("exchange-server exited at start-up:\n" + log());
   throw std::runtime_error("exchange-server did not start listening:\n" + log());
 }
 
+void ServerProcess::spawn(const std::vector<std::string>& flags) {
+  exit_status_ = -1;
+  pid_ = spawn_server(port_, flags, log_path_);
+}
+
+bool ServerProcess::reaped() {
+  if (pid_ < 0) return true;
+  int status;
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+  pid_ = -1;
+  exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return true;
+}
+
+bool ServerProcess::wait_listening(std::chrono::milliseconds at_most) {
+  auto deadline = std::chrono::steady_clock::now() + at_most;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (reaped()) return false;
+    if (accepts_connections(port_)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::optional<int> ServerProcess::wait_exit_for(std::chrono::milliseconds at_most) {
+  auto deadline = std::chrono::steady_clock::now() + at_most;
+  for (;;) {
+    if (reaped()) return exit_status_;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 int ServerProcess::wait_exit() {
+  if (pid_ < 0) return exit_status_;
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_status_;
 }
 
 int ServerProcess::stop() {
-  ::kill(pid_, SIGTERM);
+  if (pid_ > 0) ::kill(pid_, SIGTERM);
   int code = wait_exit();
   // A failed exit (a sanitizer report, an exception at shutdown) explains itself in the log.
   if (code != 0) std::cerr << "exchange-server exited with " << code << "; its log:\n" << log();
@@ -161,7 +192,7 @@ int ServerProcess::stop() {
 }
 
 void ServerProcess::kill() {
-  ::kill(pid_, SIGKILL);
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
   wait_exit();
 }
 

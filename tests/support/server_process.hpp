@@ -3,6 +3,8 @@
 // test database, stopped with a signal.
 #include <sys/types.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,9 +12,13 @@ namespace testing_support {
 
 class ServerProcess {
  public:
+  // Whether the constructor waits for the server to accept connections.
+  enum class Start { Listening, Launched };
+
   // Starts the server with these extra flags (e.g. {"--concurrency", "pool", "--reset"}) and
-  // waits until it accepts connections.
-  explicit ServerProcess(std::vector<std::string> flags);
+  // waits until it accepts connections (throws if it exits or does not within 30 s). With
+  // Start::Launched it returns at once: a server expected to wait, or to be refused.
+  explicit ServerProcess(std::vector<std::string> flags, Start start = Start::Listening);
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -26,13 +32,23 @@ class ServerProcess {
   void restart();
   std::string log() const;
 
+  // Waits up to `at_most` for it to accept connections; false if it exited or did not.
+  bool wait_listening(std::chrono::milliseconds at_most);
+  // Waits up to `at_most` for it to exit by itself: its exit status, or nothing if it still
+  // runs.
+  std::optional<int> wait_exit_for(std::chrono::milliseconds at_most);
+
  private:
   void launch(const std::vector<std::string>& flags);
+  void spawn(const std::vector<std::string>& flags);
+  // Reaps it if it has exited (keeping the status); true if it has.
+  bool reaped();
   int wait_exit();
 
   std::vector<std::string> flags_;
   unsigned short port_ = 0;
   pid_t pid_ = -1;
+  int exit_status_ = -1;  // once reaped
   std::string log_path_;
 };
 

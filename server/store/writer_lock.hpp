@@ -1,0 +1,113 @@
+#pragma once
+// One writer per database. A server takes the writer lock before it touches the database: a
+// PostgreSQL session advisory lock on a connection of its own (application_name
+// exchange-writer-lock), held for the life of the process. A second server on the same
+// database waits for it in PostgreSQL's lock queue for a few seconds (a previous server may
+// still be exiting), then refuses to start, naming the session that holds it.
+//
+// The lock alone cannot stop a server that has lost it from writing: its other connections
+// do not know. So once it holds the lock, a server bumps writer_epoch (schema.sql) and every
+// journal append and projection write checks, in the same statement, that the epoch is still
+// its own (fencing: store/fenced.hpp). A new writer's bump waits for an append in flight, and
+// an append after the bump writes nothing: two servers can never interleave journal entries.
+//
+// If the lock's session ends under a running server (PostgreSQL restarted, the connection was
+// killed), the keeper takes the lock again, ending the old session first if it somehow still
+// holds it. If another session has it by then, or the epoch moved on, that server is fenced.
+// A server waiting at start-up is queued in PostgreSQL behind the holder, so when the holder's
+// session ends it gets the lock before the old holder can take it back.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "store/lock_connection.hpp"
+#include "store/stop_flag.hpp"
+
+namespace store {
+
+// Start-up waited the whole --writer-lock-wait-ms and another session still held the lock.
+struct WriterLockHeld : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A session holding the writer lock, as pg_locks and pg_stat_activity show it.
+struct LockHolder {
+  int pid = 0;
+  std::string application_name, client_addr, backend_start;
+  // "backend pid 4711 (application_name exchange-writer-lock, client 10.0.0.5, backend start
+  // 2024-01-01 12:00:00+00)"
+  std::string describe() const;
+};
+
+class WriterLock {
+ public:
+  // The advisory lock's key (one bigint; "EXCHWRIT"): pg_locks shows it as classid 1163412296,
+  // objid 1465010516, objsubid 1.
+  static constexpr std::int64_t kKey = 0x4558434857524954;
+  static constexpr const char* kApplicationName = "exchange-writer-lock";
+
+  struct Options {
+    std::string conninfo;
+    std::string program;                   // who we are, for writer_epoch.holder: "exchange-server"
+    std::chrono::milliseconds wait{5000};  // how long to queue for the lock at start-up
+    std::chrono::milliseconds timeout{5000};  // bounds every other call (--db-timeout-ms)
+  };
+
+  // Takes the lock, queueing for it up to options.wait (not after `stop` is requested). Throws
+  // WriterLockHeld naming the holder if it stayed held, std::runtime_error if PostgreSQL
+  // cannot be asked.
+  WriterLock(Options options, const StopFlag* stop);
+  // Stops the keeper and ends the session, which releases the lock.
+  ~WriterLock();
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+
+  // Once the schema exists, before the state is loaded: bumps writer_epoch (every earlier
+  // writer's appends are fenced from now on) and returns the new epoch. Call once.
+  std::int64_t begin_epoch();
+  std::int64_t epoch() const { return epoch_; }
+
+  // Starts the keeper thread (writer_lock_keeper.cpp). If the lock cannot be ours again it
+  // calls on_fenced once with why ("another server took over the database (...)") and ends.
+  void keep(std::function<void(const std::string& why)> on_fenced);
+  // Ends the keeper (the lock stays held until destruction): before what on_fenced touches
+  // goes away.
+  void stop_keeping();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Backend {
+    int pid = 0;
+    std::string started;
+  };
+
+  // The session holding the lock now, if any.
+  std::optional<LockHolder> holder(LockConnection& conn);
+  // writer_epoch as stored, described ("epoch N, holder H, since T"); empty before the
+  // schema exists.
+  std::string stored_epoch(LockConnection& conn, std::int64_t* epoch = nullptr);
+  Backend backend_of(LockConnection& conn);
+  Clock::time_point deadline() const { return Clock::now() + options_.timeout; }
+
+  // The keeper (writer_lock_keeper.cpp).
+  void run_keeper();
+  // After the session ended: the lock again on a new session, or the reason we are fenced.
+  // Throws while PostgreSQL cannot be asked.
+  std::optional<std::string> take_again();
+
+  Options options_;
+  std::unique_ptr<LockConnection> conn_;  // the session holding the lock
+  Backend backend_;                       // its backend
+  std::int64_t epoch_ = 0;
+  std::function<void(const std::string&)> on_fenced_;
+  StopFlag stopping_;
+  std::thread keeper_;
+};
+
+}  // namespace store
