@@ -47,6 +47,7 @@ struct Config {
   std::size_t max_connections = 4096;
   protocol::ParseLimits parse_limits;  // --max-children, --max-id-length, ...
   app::Limits limits;                  // --max-accounts, --max-reply-bytes, ...
+  app::HandlerLimits handler_limits;   // --heavy-request-bytes, --max-memory-bytes, ...
   std::size_t closed_orders_cached = 100000;
   std::size_t archive_connections = 2;
   int db_wait_seconds = 30;
@@ -131,6 +132,26 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "max-reply-bytes",
       po::value(&cfg.limits.max_reply_bytes)->default_value(cfg.limits.max_reply_bytes),
       "the largest reply, whatever the request's size")(
+      "heavy-request-bytes",
+      po::value(&cfg.handler_limits.heavy.heavy_bytes)
+          ->default_value(cfg.handler_limits.heavy.heavy_bytes),
+      "a request this large or larger is heavy: heavy requests run one at a time on a thread of "
+      "their own, so they cannot crowd out small ones")(
+      "max-heavy-bytes-in-flight",
+      po::value(&cfg.handler_limits.heavy.in_flight_bytes)
+          ->default_value(cfg.handler_limits.heavy.in_flight_bytes),
+      "heavy requests start only while the bytes of those started and not yet answered stay "
+      "within this (one always may): it bounds what they add to a group commit")(
+      "max-heavy-bytes-queued",
+      po::value(&cfg.handler_limits.heavy.queued_bytes)
+          ->default_value(cfg.handler_limits.heavy.queued_bytes),
+      "heavy requests waiting for their turn may hold this many bytes; one more is refused "
+      "with 'Server busy'")(
+      "max-memory-bytes",
+      po::value(&cfg.handler_limits.max_memory_bytes)
+          ->default_value(cfg.handler_limits.max_memory_bytes),
+      "the memory budget: while the server's resident memory is over it, requests that create "
+      "accounts, positions or orders are refused (queries and cancels still run); 0: none")(
       "db-wait", po::value(&cfg.db_wait_seconds)->default_value(cfg.db_wait_seconds),
       "seconds to keep retrying at start-up while PostgreSQL is unreachable")(
       "writer-lock-wait-ms",
@@ -197,11 +218,14 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       pl.max_symbol_length < 1 || pl.max_attributes < 3 || l.max_accounts < 1 ||
       l.max_symbols < 1 || l.max_open_orders < 1 || l.max_open_orders_per_account < 1 ||
       l.max_executions_per_request < 1 || l.max_reply_ratio < 1 ||
-      l.max_reply_bytes < app::Limits::kReplyAllowance) {
+      l.max_reply_bytes < app::Limits::kReplyAllowance ||
+      cfg.handler_limits.heavy.heavy_bytes < 1 || cfg.handler_limits.heavy.in_flight_bytes < 1 ||
+      cfg.handler_limits.heavy.queued_bytes < 1) {
     EXCHANGE_LOG(error) << "every --max-... limit must be at least 1 (--max-attributes at least "
                            "3, --max-reply-bytes at least "
                         << app::Limits::kReplyAllowance
-                        << "), and --read-timeout-ms and --archive-connections too";
+                        << "), and --read-timeout-ms, --archive-connections and the "
+                           "--...heavy... flags too";
     exit_code = 2;
     return false;
   }
@@ -301,9 +325,8 @@ int main(int argc, char** argv) {
       store::WriterLock& lock;
       ~StopKeeper() { lock.stop_keeping(); }
     } stop_keeper{writer_lock};
-    app::RequestHandler handler(exchange, metrics);
+    app::RequestHandler handler(exchange, metrics, cfg.handler_limits);
 
-    net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));
     options.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
     options.metrics->set_db_counters([&exchange] {
       const auto archive = exchange.archive_counts();
@@ -323,7 +346,11 @@ int main(int argc, char** argv) {
     options.limits.max_connections = cfg.max_connections;
     auto model = concurrency::find_model(cfg.serving.model)->make(options);
 
-    metrics.set_state([&exchange] { return exchange.state(); });
+    metrics.set_state([&exchange, &handler] {
+      auto gauges = exchange.state();
+      handler.fill(gauges);
+      return gauges;
+    });
     std::unique_ptr<net::AdminHttpServer> admin;
     if (cfg.admin_port != 0) {
       health.start();
@@ -358,6 +385,8 @@ int main(int argc, char** argv) {
         metrics.set_state(nullptr);
       }
     } stop_admin{admin, metrics};
+    // Bound after the admin port: once clients (and tests) can connect, operators can too.
+    net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));
 
     exchange.start();
     shutdown.set_actions([&] { model->stop(); }, [&] { exchange.abandon(); });

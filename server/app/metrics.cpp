@@ -134,6 +134,19 @@ std::string Metrics::prometheus_text() {
               "How long the group commit has been at its current batch (0 when idle).");
     p::sample(out, "exchange_commit_stalled_seconds", "", st.commit_stalled_ms / 1000.0);
   }
+  gauge("exchange_heavy_requests_waiting",
+        "Large requests (--heavy-request-bytes) waiting for their turn on the heavy thread.",
+        st.heavy_queued);
+  gauge("exchange_heavy_bytes_in_flight",
+        "Bytes of large requests started and not yet answered (--max-heavy-bytes-in-flight).",
+        st.heavy_in_flight_bytes);
+  counter("exchange_heavy_requests_refused_total",
+          "Large requests refused at once: too many were waiting (--max-heavy-bytes-queued).",
+          st.heavy_refused);
+  gauge("exchange_memory_resident_bytes", "The server's resident memory.",
+        st.memory_resident_bytes);
+  counter("exchange_memory_refused_total",
+          "Requests refused because the server was over --max-memory-bytes.", st.memory_refused);
   counter("exchange_db_timeouts_total", "PostgreSQL calls cut off by --db-timeout-ms.",
           db.timeouts);
   counter("exchange_db_reconnects_total", "New write connections after a broken one.",

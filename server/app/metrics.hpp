@@ -90,10 +90,15 @@ class Metrics {
     long available = -1;      // 1 serving, 0 while the engine is reloaded after a failed write
     long journal_seq = -1;    // the last journal entry committed
     long projected_seq = -1;  // the SQL tables hold every entry up to this one
-    long projection_lag_rows = -1;  // rows waiting to be projected
-    long projection_lag_ms = -1;    // how long the oldest entry not yet projected has waited
-    long projection_failures = -1;  // failed projection writes since the start
-    long commit_stalled_ms = -1;    // how long the group commit has been at its current batch
+    long projection_lag_rows = -1;    // rows waiting to be projected
+    long projection_lag_ms = -1;      // how long the oldest entry not yet projected has waited
+    long projection_failures = -1;    // failed projection writes since the start
+    long commit_stalled_ms = -1;      // how long the group commit has been at its current batch
+    long heavy_queued = -1;           // heavy requests waiting for their turn (HeavyRequests)
+    long heavy_in_flight_bytes = -1;  // bytes of heavy requests started, not yet answered
+    long heavy_refused = -1;          // heavy requests refused: the queue was full
+    long memory_resident_bytes = -1;  // the process's resident memory (MemoryBudget)
+    long memory_refused = -1;         // requests refused over the memory budget
   };
   void set_state(std::function<StateGauges()> state);
   // The whole exposition, gauges sampled now.

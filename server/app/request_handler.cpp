@@ -1,9 +1,13 @@
 #include "app/request_handler.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <memory>
+#include <utility>
 
 #include "protocol/parse.hpp"
 #include "protocol/render.hpp"
+#include "util/log.hpp"
 
 namespace app {
 namespace {
@@ -33,6 +37,25 @@ std::string failure_text(Exchange::Outcome outcome) {
          "to retry";
 }
 
+// A request refused as a whole before it was parsed into anything: nothing was applied.
+constexpr const char* kHeavyQueueFull =
+    "Server busy: too many large requests are waiting (--max-heavy-bytes-queued); nothing was "
+    "applied, retry later";
+constexpr const char* kStopping =
+    "Service unavailable: the server is stopping; nothing was applied";
+constexpr const char* kOverMemory =
+    "Server busy: the server is over its memory budget (--max-memory-bytes); requests that "
+    "create accounts, positions or orders are refused until it is below it (queries and "
+    "cancels still run); nothing was applied";
+
+// Whether applying it could make the exchange hold more (the memory budget refuses these).
+bool could_grow(const protocol::Command& cmd) {
+  if (cmd.kind == protocol::Command::Kind::Create) return !cmd.creates.empty();
+  for (const auto& t : cmd.transactions)
+    if (t.kind == protocol::TransactionItem::Kind::Order) return true;
+  return false;
+}
+
 Metrics::Root root_of(const protocol::Command& cmd) {
   switch (cmd.kind) {
     case protocol::Command::Kind::Create:
@@ -47,7 +70,54 @@ Metrics::Root root_of(const protocol::Command& cmd) {
 
 }  // namespace
 
+RequestHandler::RequestHandler(Exchange& exchange, Metrics& metrics, HandlerLimits limits)
+    : exchange_(exchange),
+      metrics_(metrics),
+      memory_(limits.max_memory_bytes),
+      heavy_(limits.heavy) {}
+
 void RequestHandler::handle(std::string_view payload, Reply done) {
+  if (!heavy_.is_heavy(payload.size())) return run(payload, std::move(done));
+  // Heavy: copied (the caller's buffer is not ours past this call) and run in turn. `done` is
+  // shared by the run and the refusal; exactly one of them uses it.
+  auto shared_done = std::make_shared<Reply>(std::move(done));
+  auto refuse = [this, shared_done](const char* why) {
+    metrics_.request_answered(Metrics::Root::Invalid, Metrics::Outcome::Unavailable,
+                              std::chrono::nanoseconds(0));
+    (*shared_done)(protocol::render(protocol::Result::failure(why)));
+  };
+  const bool queued = heavy_.submit(
+      payload.size(),
+      [this, request = std::string(payload), shared_done](HeavyRequests::Finished finished) {
+        auto answered = std::make_shared<std::atomic<bool>>(false);
+        auto answer = [shared_done, finished, answered](std::string xml) {
+          if (answered->exchange(true)) return;
+          (*shared_done)(std::move(xml));
+          finished();
+        };
+        try {
+          run(request, answer);
+        } catch (const std::exception& e) {
+          // As concurrency/run_request.cpp does for a light request that throws.
+          EXCHANGE_LOG(error) << "a request failed: " << e.what();
+          answer(protocol::render(protocol::Result::failure(
+              "Internal error: the request failed; query your orders before retrying")));
+        }
+      },
+      [refuse] { refuse(kStopping); });
+  if (!queued) refuse(kHeavyQueueFull);
+}
+
+void RequestHandler::fill(Metrics::StateGauges& gauges) {
+  const auto heavy = heavy_.counts();
+  gauges.heavy_queued = static_cast<long>(heavy.queued);
+  gauges.heavy_in_flight_bytes = static_cast<long>(heavy.in_flight_bytes);
+  gauges.heavy_refused = static_cast<long>(heavy.refused);
+  gauges.memory_resident_bytes = static_cast<long>(memory_.resident());
+  gauges.memory_refused = static_cast<long>(memory_.refusals());
+}
+
+void RequestHandler::run(std::string_view payload, Reply done) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   const protocol::Command cmd = protocol::parse(payload);
@@ -55,6 +125,11 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
   if (cmd.kind == protocol::Command::Kind::Invalid) {
     metrics_.request_answered(root, Metrics::Outcome::Rejected, Clock::now() - started);
     return done(protocol::render(protocol::Result::failure(cmd.error)));
+  }
+  if (could_grow(cmd) && memory_.over()) {
+    memory_.refused();
+    metrics_.request_answered(root, Metrics::Outcome::Rejected, Clock::now() - started);
+    return done(protocol::render(protocol::Result::failure(kOverMemory)));
   }
   exchange_.submit(
       cmd, payload, [](const protocol::Result& result) { return protocol::render(result); },

@@ -2,25 +2,44 @@
 // One request's way through the server, whatever the threads and sockets: parse, submit to the
 // exchange, render. The exchange decides when the reply may leave (once what it reflects is
 // durable); this only turns its outcome into the reply document and counts it.
+//
+// Before that, two guards that cost nothing to a light request: heavy requests (by size) go
+// one at a time through HeavyRequests, and while the process is over its memory budget a
+// request that could grow the state is refused whole (MemoryBudget).
 #include <string>
 #include <string_view>
 
 #include "app/exchange.hpp"
 #include "app/handler.hpp"
+#include "app/heavy_requests.hpp"
+#include "app/memory_budget.hpp"
 #include "app/metrics.hpp"
 
 namespace app {
 
+struct HandlerLimits {
+  HeavyLimits heavy;
+  std::size_t max_memory_bytes = std::size_t{1536} * 1024 * 1024;  // --max-memory-bytes
+};
+
 class RequestHandler : public Handler {
  public:
   // `metrics` counts every answered request by root and outcome, with its latency.
-  RequestHandler(Exchange& exchange, Metrics& metrics) : exchange_(exchange), metrics_(metrics) {}
+  RequestHandler(Exchange& exchange, Metrics& metrics, HandlerLimits limits = {});
 
   void handle(std::string_view payload, Reply done) override;
 
+  // The guards' gauges, for /metrics.
+  void fill(Metrics::StateGauges& gauges);
+
  private:
+  // Parses and submits; `done` as for handle().
+  void run(std::string_view payload, Reply done);
+
   Exchange& exchange_;
   Metrics& metrics_;
+  MemoryBudget memory_;
+  HeavyRequests heavy_;  // last: its thread calls run()
 };
 
 }  // namespace app

@@ -203,6 +203,13 @@ void ServerProcess::restart() {
   launch(flags);
 }
 
+std::size_t ServerProcess::resident_bytes() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoul(line.substr(6)) * 1024;  // in kB
+  return 0;
+}
+
 std::string ServerProcess::log() const { return read_file(log_path_); }
 
 }  // namespace testing_support

@@ -24,6 +24,10 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   unsigned short port() const { return port_; }
+  // Its process id while it runs (-1 once it has exited).
+  pid_t pid() const { return pid_; }
+  // Its resident memory now, in bytes (VmRSS; 0 if it cannot be read).
+  std::size_t resident_bytes() const;
   // SIGTERM, then the exit status (the server finishes in-flight requests and exits 0).
   int stop();
   // SIGKILL: a crash.
