@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Build and run the exchange server in the foreground (port 12345, the
-# server's default). Extra arguments go to the server, e.g.
+# Build and run the exchange server in the foreground on 127.0.0.1:12345 (the
+# server's defaults). Extra arguments go to the server, e.g.
 #   ./run.sh --concurrency reactor --threads 4
+#   ./run.sh --bind 0.0.0.0      every interface (the protocol has no authentication)
+#
+# It builds only what serving needs (exchange-server, exchange-client); ./test.sh
+# builds the rest.
 #
 # Without DATABASE_URL it starts a private PostgreSQL in .local/pg on port 5433
 # (scripts/local-pg.sh) and stops it again when the server exits. With
@@ -41,8 +45,10 @@ on_signal() {
 }
 trap on_signal INT TERM
 
+started=$SECONDS
 scripts/install-deps.sh
-scripts/build.sh build
+EXCHANGE_BUILD_TARGETS="exchange-server exchange-client" scripts/build.sh build
+echo "run.sh: dependencies and build took $((SECONDS - started)) s" >&2
 
 if [[ -z "${DATABASE_URL:-}" ]]; then
   # Stop it at exit only if it was not already running before us.
@@ -58,6 +64,25 @@ fi
 # background only so that the shell can receive signals while waiting for it.
 build/bin/exchange-server "$@" &
 server_pid=$!
+# Say when it serves, and how long that took from the start of run.sh.
+port=12345
+args=("$@")
+for i in "${!args[@]}"; do
+  case "${args[$i]}" in
+    --port) port=${args[$((i + 1))]:-$port} ;;
+    --port=*) port=${args[$i]#--port=} ;;
+  esac
+done
+(
+  for _ in $(seq 1 3000); do
+    kill -0 "$server_pid" 2>/dev/null || exit 0
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "run.sh: serving on port $port, $((SECONDS - started)) s after run.sh started" >&2
+      exit 0
+    fi
+    sleep 0.2
+  done
+) &
 
 status=0
 wait "$server_pid" || status=$?

@@ -78,8 +78,9 @@ int run_send(int argc, const char* const* argv) {
                  "A length line is added; a file that already starts with one (digits,\n"
                  "newline, then '<') is sent with its length line recomputed. With several\n"
                  "files each reply is preceded by a line '== FILE'. Exit status: 0 when\n"
-                 "every file got a reply, 1 on connection/session errors or unreadable\n"
-                 "files, 2 on usage errors.\n\n"
+                 "every file got a reply without an <error>, 3 when every file got a reply\n"
+                 "but some reply holds an <error> (a refused request or child), 1 on\n"
+                 "connection/session errors or unreadable files, 2 on usage errors.\n\n"
               << desc;
     return 0;
   }
@@ -105,6 +106,7 @@ int run_send(int argc, const char* const* argv) {
   }
 
   int status = 0;
+  bool refused = false;  // some reply holds an <error>
   std::unique_ptr<net::Session> session;
   for (const std::string& file : files) {
     std::string content, error;
@@ -130,11 +132,14 @@ int run_send(int argc, const char* const* argv) {
       status = 1;
       continue;
     }
+    // "<error" cannot occur in text or attribute values: the server escapes every '<'.
+    if (reply.find("<error") != std::string::npos) refused = true;
     if (files.size() > 1) std::cout << "== " << file << "\n";
     std::cout << reply;
     if (!reply.empty() && reply.back() != '\n') std::cout << "\n";
     std::cout.flush();
   }
+  if (status == 0 && refused) return 3;
   return status;
 }
 

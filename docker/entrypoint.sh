@@ -26,7 +26,15 @@ fi
 
 # exec: the server becomes PID 1's process, so docker stop's SIGTERM reaches it
 # directly and it can shut down cleanly.
+# --bind 0.0.0.0 unless the arguments say otherwise: inside the container, so other containers
+# and the published port reach it; the compose file publishes it on the host's 127.0.0.1.
+bind=(--bind 0.0.0.0)
+for arg in "$@"; do
+  [[ "$arg" == --bind || "$arg" == --bind=* ]] && bind=()
+done
+
 exec exchange-server \
+  "${bind[@]}" \
   --concurrency "${EXCHANGE_CONCURRENCY:-pool}" \
   --threads "${EXCHANGE_THREADS:-4}" \
   --schema "${EXCHANGE_SCHEMA:-/opt/exchange/schema.sql}" \

@@ -3,7 +3,8 @@
 #
 # One place for the build command so run.sh, test.sh (CI) and docker/Dockerfile
 # build the same way. BUILD_DIR defaults to "build"; extra arguments go to the
-# configure step (e.g. -DEXCHANGE_SANITIZER=thread).
+# configure step (e.g. -DEXCHANGE_SANITIZER=thread). EXCHANGE_BUILD_TARGETS limits what is
+# built.
 set -euo pipefail
 
 # Work from the repository root whatever the caller's directory, so relative
@@ -29,4 +30,8 @@ if [[ ! -f "$build_dir/CMakeCache.txt" && -z "${CMAKE_GENERATOR:-}" ]] && comman
 fi
 
 "${configure[@]}" "${extra[@]}"
-cmake --build "$build_dir" -j"$(nproc)"
+# EXCHANGE_BUILD_TARGETS="exchange-server exchange-client" builds only those (run.sh: what
+# serving needs, not the test programs).
+targets=()
+for t in ${EXCHANGE_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j"$(nproc)" "${targets[@]}"

@@ -68,7 +68,8 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   po::options_description opts("exchange-server: the order-matching exchange (XML over TCP)");
   cli::add_serving_flags(
       opts, cfg.serving,
-      "IPv4 address to listen on (127.0.0.1 keeps it local; the protocol has no authentication)",
+      "IPv4 address to listen on; 0.0.0.0 serves every interface (a warning: the protocol has no "
+      "authentication)",
       "PostgreSQL connection string or URI (default: $DATABASE_URL); for high availability list "
       "every node and ask for the writable one: "
       "postgresql://u@host1:5432,host2:5432/db?target_session_attrs=read-write");

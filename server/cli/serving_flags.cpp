@@ -72,6 +72,11 @@ std::optional<int> parse_serving_flags(int argc, char** argv,
     return 2;
   }
   util::set_log_level(level);
+  if (flags.bind.rfind("127.", 0) != 0 && flags.bind != "localhost")
+    EXCHANGE_LOG(warn) << "listening on " << flags.bind
+                       << ", not only on this machine: the protocol has no authentication, so "
+                          "anyone who can reach port "
+                       << flags.port << " can create accounts and trade";
   return std::nullopt;
 }
 

@@ -18,7 +18,9 @@ namespace cli {
 // Each binary sets its own defaults before add_serving_flags().
 struct ServingFlags {
   unsigned port = 12345;
-  std::string bind = "0.0.0.0";
+  // Local unless asked: the protocol has no authentication (--bind 0.0.0.0 serves every
+  // interface, with a warning).
+  std::string bind = "127.0.0.1";
   std::string db;
   std::string model = "pool";
   unsigned threads = 4;
