@@ -1,0 +1,158 @@
+// store::Batcher, the group commit, on its own: the write function here records batches (it is
+// the batcher's input, not a database stand-in; the SQL it feeds is tested end to end).
+//   - requests that arrive while a batch is being written share the next write, in seq order;
+//   - a reply waits for its batch's write, and comes at once for a ticket already durable;
+//   - a failed write fails its batch and the one that filled behind it, and recover() runs;
+//   - a fenced write fails everything from then on, never writing again.
+#include "store/batcher.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "store/fenced.hpp"
+
+namespace {
+
+store::JournalEntry entry(const std::string& text) {
+  store::JournalEntry e;
+  e.request = text;
+  return e;
+}
+
+// A write that blocks until released, so a test can fill the next batch meanwhile.
+struct GatedWrites {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::vector<std::int64_t>> written;  // each batch's journal seqs
+  int entered = 0, released = 0;
+  bool fail_next = false, fence_next = false;
+
+  void write(const store::Batch& batch) {
+    std::unique_lock<std::mutex> lock(mutex);
+    const int me = ++entered;
+    changed.notify_all();
+    changed.wait(lock, [&] { return released >= me; });
+    if (fence_next) throw store::Fenced("another server took over");
+    if (fail_next) {
+      fail_next = false;
+      throw std::runtime_error("the write failed");
+    }
+    std::vector<std::int64_t> seqs;
+    for (const auto& e : batch.journal) seqs.push_back(e.seq);
+    written.push_back(seqs);
+  }
+  void wait_entered(int n) {
+    std::unique_lock<std::mutex> lock(mutex);
+    REQUIRE(changed.wait_for(lock, std::chrono::seconds(5), [&] { return entered >= n; }));
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++released;
+    changed.notify_all();
+  }
+};
+
+// The outcome a ticket's callback got, waited for.
+std::future<store::Outcome> outcome_of(store::Batcher& b, store::Ticket t) {
+  auto promise = std::make_shared<std::promise<store::Outcome>>();
+  auto future = promise->get_future();
+  b.when_durable(t, [promise](store::Outcome o) { promise->set_value(o); });
+  return future;
+}
+
+bool ready(std::future<store::Outcome>& f) {
+  return f.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready;
+}
+
+}  // namespace
+
+TEST_CASE("Requests that arrive during a write share the next one, in seq order",
+          "[unit][batcher]") {
+  GatedWrites writes;
+  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
+                         [](store::Batcher&, store::Ticket, store::Outcome) {});
+  batcher.start();
+  const auto first = batcher.submit(entry("a"), {});
+  writes.wait_entered(1);  // batch 1 (a) is being written
+  const auto second = batcher.submit(entry("b"), {});
+  const auto third = batcher.submit(entry("c"), {});
+  CHECK(second.ticket == third.ticket);
+  CHECK(second.ticket != first.ticket);
+  auto a = outcome_of(batcher, first.ticket);
+  auto c = outcome_of(batcher, third.ticket);
+  CHECK_FALSE(ready(a));  // not durable before its write returns
+  writes.release();
+  CHECK(a.get() == store::Outcome::Committed);
+  writes.wait_entered(2);
+  CHECK_FALSE(ready(c));
+  writes.release();
+  CHECK(c.get() == store::Outcome::Committed);
+  CHECK(writes.written ==
+        std::vector<std::vector<std::int64_t>>{{first.seq}, {second.seq, third.seq}});
+  CHECK(third.seq == second.seq + 1);
+  // A ticket already durable is answered at once, on the caller's thread.
+  auto again = outcome_of(batcher, first.ticket);
+  CHECK(ready(again));
+  CHECK(batcher.committed_through() == third.ticket);
+  batcher.stop();
+}
+
+TEST_CASE("A failed write fails its batch and the one behind it, and recover runs",
+          "[unit][batcher]") {
+  GatedWrites writes;
+  std::atomic<int> recovered{0};
+  store::Outcome recovered_with = store::Outcome::Committed;
+  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
+                         [&](store::Batcher& b, store::Ticket failed, store::Outcome outcome) {
+                           recovered_with = outcome;
+                           for (auto& reply : b.fail_open_batch(failed, outcome)) reply();
+                           ++recovered;
+                         });
+  batcher.start();
+  writes.fail_next = true;
+  const auto first = batcher.submit(entry("a"), {});
+  auto a = outcome_of(batcher, first.ticket);
+  writes.wait_entered(1);
+  const auto behind = batcher.submit(entry("b"), {});  // saw a's state
+  auto b = outcome_of(batcher, behind.ticket);
+  writes.release();
+  CHECK(a.get() == store::Outcome::NotApplied);
+  CHECK(b.get() == store::Outcome::NotApplied);
+  CHECK(recovered == 1);
+  CHECK(recovered_with == store::Outcome::NotApplied);
+  CHECK(writes.written.empty());
+  // The next request commits normally.
+  const auto next = batcher.submit(entry("c"), {});
+  auto c = outcome_of(batcher, next.ticket);
+  writes.wait_entered(2);
+  writes.release();
+  CHECK(c.get() == store::Outcome::Committed);
+  batcher.stop();
+}
+
+TEST_CASE("After a fenced write nothing is written again", "[unit][batcher]") {
+  GatedWrites writes;
+  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
+                         [&](store::Batcher& b, store::Ticket failed, store::Outcome outcome) {
+                           for (auto& reply : b.fail_open_batch(failed, outcome)) reply();
+                         });
+  batcher.start();
+  writes.fence_next = true;
+  auto a = outcome_of(batcher, batcher.submit(entry("a"), {}).ticket);
+  writes.wait_entered(1);
+  writes.release();
+  CHECK(a.get() == store::Outcome::Fenced);
+  CHECK_THAT(batcher.fenced_why(), Catch::Contains("another server"));
+  auto later = outcome_of(batcher, batcher.submit(entry("b"), {}).ticket);
+  CHECK(later.get() == store::Outcome::Fenced);
+  std::lock_guard<std::mutex> lock(writes.mutex);
+  CHECK(writes.entered == 1);  // the later batch never reached the write function
+  batcher.stop();
+}
