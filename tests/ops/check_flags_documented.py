@@ -10,7 +10,8 @@ boost::program_options prints them: `  --port arg (=12345)`, `  -h [ --help ]`).
 document it reads the table under the heading that names that binary (`### \`exchange-server\``
 and so on, up to the next heading) and collects the backticked `--flag` names of each row's
 first cell. It fails naming every flag missing from a table, every row naming a flag the binary
-no longer has (stale), and a flag listed twice.
+no longer has (stale), a flag listed twice, and a row whose default (second cell) does not start
+with the `(=DEFAULT)` that --help shows for that flag.
 
 Hidden options (accepted but left out of --help on purpose) need no row. They are listed in
 HIDDEN below with the reason; each is checked to still be accepted (`BIN --flag VALUE --help`
@@ -43,22 +44,23 @@ HIDDEN = {
     },
 }
 
-OPTION_LINE = re.compile(r"^ {1,4}(?:-[A-Za-z] \[ )?--([a-z][a-z0-9-]*)")
+OPTION_LINE = re.compile(r"^ {1,4}(?:-[A-Za-z] \[ )?--([a-z][a-z0-9-]*)(?:\s+arg\s+\(=([^)]*)\))?")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$")
 DOC_FLAG = re.compile(r"`--([a-z][a-z0-9-]*)")
 
 
 def help_flags(cmd):
-    """The option names a --help lists (continuation lines are indented further)."""
+    """{option name: its default as --help shows it, or None} (continuation lines are indented
+    further, so a flag named inside a description is not taken for an option)."""
     out = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         sys.exit(f"check_flags_documented: {' '.join(cmd)} --help exited {out.returncode}: "
                  f"{out.stderr.strip()}")
-    flags = []
+    flags = {}
     for line in out.stdout.splitlines():
         m = OPTION_LINE.match(line)
         if m:
-            flags.append(m.group(1))
+            flags[m.group(1)] = m.group(2)
     if not flags:
         sys.exit(f"check_flags_documented: found no options in {' '.join(cmd)} --help")
     return flags
@@ -70,7 +72,7 @@ def hidden_still_accepted(cmd, flag, value):
 
 
 def doc_tables(text):
-    """{heading text without backticks: [(line number, [flags of the first cell])]}."""
+    """{heading text without backticks: [(line number, [flags of the first cell], second cell)]}."""
     tables = {}
     current = None
     for n, line in enumerate(text.splitlines(), 1):
@@ -87,7 +89,7 @@ def doc_tables(text):
         first = cells[1]
         flags = DOC_FLAG.findall(first)
         if flags:
-            tables[current].append((n, flags))
+            tables[current].append((n, flags, cells[2].replace("`", "").strip()))
     return tables
 
 
@@ -96,8 +98,8 @@ def main():
     ap.add_argument("--server", required=True, help="exchange-server binary")
     ap.add_argument("--floor", required=True, help="exchange-floor binary")
     ap.add_argument("--client", required=True, help="exchange-client binary")
-    ap.add_argument("--doc", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..", "docs", "OPERATIONS.md"))
+    ap.add_argument("--doc", default=os.path.normpath(os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "OPERATIONS.md")))
     args = ap.parse_args()
     paths = {"server": args.server, "floor": args.floor, "client": args.client}
     doc = open(args.doc, encoding="utf-8").read()
@@ -120,7 +122,11 @@ def main():
             continue
         rows = tables[name]
         documented = {}
-        for line, flags in rows:
+        for line, flags, default in rows:
+            if len(flags) == 1 and listed.get(flags[0]) is not None \
+                    and not default.startswith(listed[flags[0]]):
+                problems.append(f"{args.doc}:{line}: {name}: --{flags[0]} defaults to "
+                                f"'{listed[flags[0]]}' (--help), the table says '{default}'")
             for flag in flags:
                 if flag in documented:
                     problems.append(f"{args.doc}:{line}: {name}: --{flag} is listed twice (also "
