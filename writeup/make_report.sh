@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One command for the whole study: measure, plot, write the report.
 #
-#   writeup/make_report.sh                 full sweep (~45-60 min on 2 cores) -> writeup/results/,
+#   writeup/make_report.sh                 full sweep (about 40 min on 2 cores) -> writeup/results/,
 #                                          writeup/figures/, writeup/report.md, writeup/report.pdf
-#   writeup/make_report.sh --quick         tiny version of everything (CI, ~2-3 min) -> writeup/cache/quick/
+#   writeup/make_report.sh --quick         tiny version of everything (CI, about 2 min) -> writeup/cache/quick/
 #   writeup/make_report.sh --plots-only    figures and report from the existing results (no runs)
 #   writeup/make_report.sh --resume        continue an interrupted sweep (keeps runs.csv, skips done runs)
 #   writeup/make_report.sh --only seed002,memory [--reps 3]   a subset (rows are appended with --resume)

@@ -2,10 +2,10 @@
 
 The bench client shares sessions between its clients (a pool of connections, as many as are
 ever in flight), so it cannot hold N connections open while they idle. This opens N
-connections itself, each negotiating the persistent-session extension (README) and sending one
-small request (a query for an order the account does not have: parsed, handled and answered,
-nothing written), and then keeps them open and silent until closed. Against the thread-per-
-client model that is N threads, each parked in a blocking read.
+connections itself, each negotiating the persistent-session extension (docs/PROTOCOL.md
+section 8) and sending one small request (a query for an order the account does not have:
+parsed, handled and answered, nothing written), and then keeps them open and silent until
+closed. Against the thread-per-client model that is N threads, each parked in a blocking read.
 """
 from __future__ import annotations
 

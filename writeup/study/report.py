@@ -93,6 +93,9 @@ class Report:
         self.figdir = os.path.relpath(Path(figures).resolve(), Path(md_path).resolve().parent)
         self.out: list[str] = []
         self.skipped = self.manifest.get("skipped", [])
+        # One line per result for the "Key findings" that open the report, each written by the
+        # section that computes it, so the summary and the body always carry the same numbers.
+        self.key: dict[str, str] = {}
 
     def commits_text(self) -> str:
         """Which git commit each experiment's rows were measured at (a subset rerun leaves the
@@ -344,6 +347,10 @@ class Report:
         self.w(f"At {cmax} clients on {k} core(s) **{best}** serves the most "
                f"({cis(at[best], 0)} requests/s){' — statistically tied with ' + ', '.join(tied) if tied else ''}; "
                f"**{worst}** the least ({cis(at[worst], 0)}).")
+        self.key["throughput"] = (
+            f"**Throughput.** At {cmax} clients on {k} core(s) **{best}** serves the most "
+            f"({cis(at[best], 0)} requests/s{', statistically tied with ' + ', '.join(tied) if tied else ''}) "
+            f"and **{worst}** the least ({cis(at[worst], 0)}) (section 3.1).")
         self.floor_section(curves, floor)
         # Seed 004, pure server: single-threaded best; thread per request worst.
         one = curves.get(1) or curves[k]
@@ -405,6 +412,12 @@ class Report:
                     p1 = max(p[1].mean for p in curves[1][mdl])
                     p2 = max(p[1].mean for p in curves[k][mdl])
                     ratios.append((mdl, p2 / p1 if p1 else math.nan))
+            finite = [r for _, r in ratios if not math.isnan(r)]
+            if finite:
+                self.key["cores"] = (
+                    f"**A second core.** Each model's peak on {k} cores is {min(finite):.2f}–"
+                    f"{max(finite):.2f}× its 1-core peak: PostgreSQL and the client already use the "
+                    f"other core (sections 3.1, 3.9).")
             txt = ("Peak throughput on " + str(k) + " cores relative to 1 core: " +
                    ", ".join(f"{m} {r:.2f}×" for m, r in ratios) + ". ")
             best_r = max((r for _, r in ratios if not math.isnan(r)), default=math.nan)
@@ -475,6 +488,15 @@ class Report:
                        f"the floor**"
                        + (" (its interval includes 1: not distinguishable from the floor)"
                           if r - h <= 1.0 <= r + h else "") + ".")
+        if summary:
+            self.key["floor"] = (
+                "**Against the durable floor** (what durable request/reply costs here, "
+                "`exchange-floor`): " + "; ".join(
+                    f"on {k} core{'s' if k > 1 else ''} at {c} clients the best model, {best}, "
+                    f"reaches **{r:.2f} ± {h:.2f}** of the floor's {cis(fci, 0)} requests/s, p99 "
+                    f"{num(p99.mean, 1) if p99 else '—'} ms against the floor's "
+                    f"{num(fp99.mean, 1) if fp99 else '—'} ms"
+                    for k, c, best, (_, r, h, fm), fci, mci, p99, fp99 in summary) + " (section 3.1).")
         judged = []
         for k, c, best, (_, r, h, fm), fci, mci, p99, fp99 in summary:
             if c != 64:
@@ -486,7 +508,13 @@ class Report:
             judged.append(f"on {k} core{'s' if k > 1 else ''} **{'met' if met else 'not met'}**"
                           + (f" ({', '.join(why)})" if why else "")
                           + (f", the floor's own p99 being {num(fp99.mean, 1)} ms" if fp99 else ""))
-        if judged:
+        verdicts = [f"{'met' if r >= 0.8 and p99 is not None and p99.mean <= 5.0 else 'not met'} "
+                    f"on {k} core{'s' if k > 1 else ''}"
+                    for k, c, best, (_, r, h, fm), fci, mci, p99, fp99 in summary if c == 64]
+        if verdicts and "floor" in self.key:
+            self.key["floor"] += (" The throughput issue's target (≥ 0.8 of the floor and p99 ≤ "
+                                  "5 ms at 64 persistent clients) is **" + "**, **".join(verdicts)
+                                  + "**.")
             fl = [e[7].mean for e in summary if e[1] == 64 and e[7]]
             txt.append("The throughput issue asks of the best model at least 0.8 of the floor with "
                        "p99 ≤ 5 ms at 64 persistent clients: " + "; ".join(judged) + "."
@@ -576,6 +604,10 @@ class Report:
                 if ties:
                     parts.append(f"the two tie at {', '.join(map(str, ties))} clients")
                 agree = faster_pc and not faster_pool and not ties
+                self.key["seed003"] = (
+                    f"**Thread per client vs a 40-thread pool** (seed 003, one-shot clients): "
+                    f"{'; '.join(parts)}; seed 003 had per-client faster everywhere: "
+                    f"**{'agrees' if agree else 'does not agree'}** (section 3.2).")
                 txt.append(f"Here {'; '.join(parts)}: we **{'agree' if agree else 'do not agree'}**"
                            f"{'' if agree else ' with the ranking'}.")
             pool_fail = any(t.get(("pool", c), {}).get("failed") for c in clients)
@@ -661,6 +693,7 @@ class Report:
         curves = an.poolsize_curves(self.rows)
         if curves:
             txt = []
+            key = []
             for io, pts in sorted(curves.items()):
                 if len(pts) < 2 or not pts[0][1]["p99"] or not pts[-1][1]["p99"]:
                     continue
@@ -671,6 +704,14 @@ class Report:
                            f"{small[0]} thread(s) to {cis(large[1]['p99'], 2)} ms with {large[0]} "
                            f"({r:.1f}×), and throughput from {cis(small[2], 0)} to "
                            f"{cis(large[2], 0)} requests/s.")
+                key.append(f"{num(small[1]['p99'].mean, 1)} → {num(large[1]['p99'].mean, 1)} ms "
+                           + ("without simulated I/O" if not io else
+                              f"with {io} ms of simulated I/O per order"))
+                key_range = (small[0], large[0])
+            if key:
+                self.key["poolsize"] = (f"**The fixed pool's size** matters only for blocking work: "
+                                        f"from {key_range[0]} to {key_range[1]} threads p99 goes "
+                                        + " but ".join(key) + " (section 3.4).")
             self.w(" ".join(txt))
             self.w("Seed 004 explained the pool's handicap by queueing once every thread is busy, "
                    "and seed 001 calls the pool's size the factor that matters most. Both hold "
@@ -737,6 +778,7 @@ class Report:
                "lower, because a pool sized at λ alone leaves requests queued when service times "
                "exceed a second."]
         fixed = next((c for c in summary if c.startswith("pool")), None)
+        key = []
         for a, b, label in ((("fotp", fixed, "fotp vs the fixed pool")), (("adaptive", "fotp", "adaptive vs fotp"))):
             if a in summary and b in summary:
                 ta, pa, _ = summary[a]
@@ -744,12 +786,19 @@ class Report:
                 d = [change(pa[p].mean, pb[p].mean) for p in (50, 90, 95)]
                 txt.append(f"Ours, {label}: throughput {change(ta.mean, tb.mean)}, p50 {d[0]}, p90 "
                            f"{d[1]}, p95 {d[2]}.")
+                key.append(f"{label}: throughput {change(ta.mean, tb.mean)}, p95 {d[2]}")
                 if a == "fotp":
                     better = separated(ta, tb) > 0 or separated(pb[95], pa[95]) > 0
                     worse = separated(ta, tb) < 0 or separated(pa[95], pb[95]) > 0
+                    verdict = ("agrees" if better and not worse else
+                               "does not agree" if worse and not better else "not significant")
+                    key[-1] += f" (seed 001's direction: **{verdict}**)"
                     txt.append("That **agrees** with seed 001's direction." if better and not worse else
                                "That **does not agree** with seed 001's direction." if worse and not better else
                                "The difference is **not significant** at our repetitions.")
+        if key:
+            self.key["seed001"] = ("**Self-sizing pools** under seed 001's Poisson load of 40 ms–2 s "
+                                   "requests: " + "; ".join(key) + " (section 3.5).")
         if "fotp" in summary and isinstance(rate, (int, float)):
             peak = summary["fotp"][2]
             if peak is not None:
@@ -821,6 +870,12 @@ class Report:
                    f"{change(jb.mean, ja.mean)}, standard deviation {change(jb.stddev, ja.stddev)}: "
                    f"**{'agrees' if mean_up and sd_up else 'does not agree'}**"
                    f"{'' if mean_up and sd_up else ' (' + ('the average did not rise' if not mean_up else 'the spread did not grow') + ')'}."]
+            self.key["seed002"] = (
+                f"**Replicas and voting** (seed 002): {a} → {b} servers raises the mean round trip "
+                f"{change(jb.mean, ja.mean)} and its standard deviation "
+                f"{change(jb.stddev, ja.stddev)}: **{'agrees' if mean_up and sd_up else 'does not agree'}**"
+                + (f"; waiting for every reply costs {change(jb.mean, jf[b].mean)} over the first "
+                   f"reply" if b in jf else "") + " (section 3.6).")
             if b in jf:
                 txt.append(f"Without voting (first reply) the average at {b} servers is "
                            f"{num(jf[b].mean, 3)} ms against {num(jb.mean, 3)} ms with voting: "
@@ -883,6 +938,9 @@ class Report:
         agree = all(verdicts[k] == 0 for k in small) and all(verdicts[k] > 0 for k in big) if big else False
         txt.append("Ours: " + "; ".join(desc) + f" — **{'agrees' if agree else 'does not fully agree'}** "
                    "with seed 000's pattern.")
+        self.key["seed000"] = (f"**Client thread pool vs a thread per request** (seed 000): "
+                               + "; ".join(desc) + f": **{'agrees' if agree else 'does not fully agree'}** "
+                               "(section 3.7).")
         txt.append("Why the effect is small or absent here: a Linux thread start and join costs "
                    "some tens of microseconds while a round trip through the exchange (including a "
                    "durable commit) costs about a millisecond; and each of our requests also opens "
@@ -919,6 +977,9 @@ class Report:
             s_rss = an.slope([p["threads"] for p in pc], [p["rss_mb"].mean * 1024 for p in pc])
             s_vsz = an.slope([p["threads"] for p in pc], [p["vsz_mb"] for p in pc])
             if s_rss is not None:
+                self.key["memory"] = (f"**Memory** (seed 004): thread per client costs about "
+                                      f"{s_rss:.0f} KiB resident and {s_vsz:.1f} MiB virtual per "
+                                      f"thread: **{'agrees' if s_rss > 0 else 'does not agree'}**")
                 txt.append(f"Ours, per-client: about {s_rss:.0f} KiB resident and {s_vsz:.1f} MiB "
                            f"virtual per extra thread (least squares over {len(pc)} points) — "
                            f"**{'agrees' if s_rss > 0 else 'does not agree'}**: memory grows "
@@ -927,8 +988,13 @@ class Report:
         if len(po) >= 2:
             s_po = an.slope([p["connections"] for p in po], [p["rss_mb"].mean * 1024 for p in po])
             if s_po is not None:
+                if "memory" in self.key:
+                    self.key["memory"] += (f"; the pool adds about {s_po:.1f} KiB per idle "
+                                           "connection")
                 txt.append(f"The pool, for contrast, keeps its threads and adds about {s_po:.1f} KiB "
                            "resident per idle connection (buffers only).")
+        if "memory" in self.key:
+            self.key["memory"] += " (section 3.8)."
         txt.append("Why resident stays small while virtual balloons: each thread reserves a "
                    "stack (8 MiB by default on Linux) and possibly a malloc arena, but only the "
                    "pages it touches become resident; an idle connection thread touches a few "
@@ -965,6 +1031,18 @@ class Report:
                          f"{num(x['cpus_busy'], 2)} |")
         self.w(*lines)
         top = max(b, key=lambda x: x["throughput"].mean)
+
+        def us0(c):
+            return num(c.mean * 1000, 0) if c else "—"
+        self.key["cpu"] = (
+            f"**Where the CPU goes.** At the best cell ({top['model']}, {top['clients']} clients) a "
+            f"request costs {us0(top['server_ms'])} µs of server CPU, {us0(top['pg_ms'])} µs of "
+            f"PostgreSQL's and {us0(top['client_ms'])} µs of the client's, with "
+            f"{cis(top['requests_per_commit'], 1)} requests per PostgreSQL commit"
+            + (f"; the floor's {us0(max(fb, key=lambda x: x['throughput'].mean)['server_ms'])} + "
+               f"{us0(max(fb, key=lambda x: x['throughput'].mean)['pg_ms'])} µs (server + "
+               f"PostgreSQL) is the durable reply path alone" if fb else "")
+            + " (section 3.9).")
         self.w(f"At the best cell ({top['model']}, {top['clients']} clients) the three processes "
                f"keep {num(top['cpus_busy'], 2)} of the {self.manifest.get('machine', {}).get('nproc', '?')} "
                f"CPUs busy, and PostgreSQL takes {pct(top['pg_share'], 0)} of the CPU used. Group "
@@ -1112,8 +1190,8 @@ class Report:
         self.w("**Availability: a synchronous standby, not a second writer.** Sharding buys "
                "throughput; surviving the loss of a database host is a separate axis, measured "
                "here with Patroni and etcd managing two PostgreSQL 15 nodes in synchronous mode "
-               "(`scripts/ha-cluster.sh`, `scripts/ha_bench.py`, README 'Running highly "
-               "available'). The server needs no change beyond a multi-host connection string "
+               "(`scripts/ha-cluster.sh`, `scripts/ha_bench.py`, `docs/DURABILITY.md`, "
+               "'Failover'). The server needs no change beyond a multi-host connection string "
                "(`target_session_attrs=read-write`): after the leader's postmaster is killed "
                "under load, Patroni promotes the synchronous standby and the exchange commits "
                "again after 2.4-3.5 s, with every acknowledged order on the new primary (the "
@@ -1155,18 +1233,56 @@ class Report:
 
     def reproduce(self):
         self.w("## 6. Reproducing")
-        self.w("```", "writeup/make_report.sh            # the full study: sweep, figures, this report",
-               "writeup/make_report.sh --quick    # the CI-sized version (writeup/cache/quick/)",
+        self.w("```", f"writeup/make_report.sh            # the full study: sweep, figures, this report ({self.STUDY_TIME.split(' on ')[0]})",
+               "writeup/make_report.sh --quick    # the CI-sized version, about 2 minutes",
                "writeup/make_report.sh --plots-only   # figures and report from existing results",
                "writeup/make_report.sh --only scaling --replace   # rerun one experiment, keep the rest",
                "```")
+        self.w("Where each mode writes:")
+        self.w("| mode | results | figures | report | logs |",
+               "|---|---|---|---|---|",
+               "| full (no flag), `--resume`, `--only … --resume` | `writeup/results/` (`runs.csv` "
+               "appended, `manifest.json`, `raw/`) | `writeup/figures/` | `writeup/report.md`, "
+               "`writeup/report.pdf` | `writeup/cache/logs/` |",
+               "| `--only … --replace` | the same; the replaced rows and `raw/` directories are "
+               "kept in `writeup/cache/old-results/TIMESTAMP/` | `writeup/figures/` | "
+               "`writeup/report.md`, `writeup/report.pdf` | `writeup/cache/logs/` |",
+               "| `--quick` | `writeup/cache/quick/results/` | `writeup/cache/quick/figures/` | "
+               "`writeup/cache/quick/report.md`, `report.pdf` | `writeup/cache/quick/logs/` |",
+               "| `--plots-only` | reads `writeup/results/` (with `--quick`: the quick directories), runs nothing | `writeup/figures/` | "
+               "`writeup/report.md`, `writeup/report.pdf` | none |")
         self.w("Raw data: `runs.csv` (one row per run: cell, git commit, machine, summary, costs), "
                "`raw/EXPERIMENT/` (bench JSON per run, per-request CSVs where a distribution or a "
                "series is plotted, server --metrics CSVs), `manifest.json` (configuration, skipped "
                "cells). Statistics: `writeup/study/stats.py` (tested in `tests/writeup/`).")
 
+    # Key findings ---------------------------------------------------------------------------
+    # The full study's running time, stated once (README, writeup/README.md and
+    # make_report.sh say the same): the 2026-11-23 sweeps took 25 min for `scaling` (350 runs)
+    # and 14 min for the other experiments (260 runs), plus a minute of figures and report.
+    STUDY_TIME = "about 40 minutes on this 2-core machine"
+
+    def key_findings(self) -> list[str]:
+        order = ("throughput", "floor", "cores", "seed003", "poolsize", "seed001", "seed002",
+                 "seed000", "memory", "cpu")
+        lines = ["## Key findings", ""]
+        lines.append("Each line is computed from the same data as the section it names; "
+                     "± is a 95% confidence interval, and a result \"agrees\" or \"does not agree\" "
+                     "with its seed by the rule of section 1 (intervals that do not overlap).")
+        lines.append("")
+        lines += [f"- {self.key[k]}" for k in order if k in self.key]
+        if not any(k in self.key for k in order):
+            lines.append("- No results in this data set yet: run the sweep.")
+        lines.append("")
+        lines.append(f"The full study takes {self.STUDY_TIME} ({len(self.rows)} runs here; "
+                     "section 2 lists each sweep's runs and seconds). Where each mode writes: "
+                     "section 6.")
+        lines.append("")
+        return lines
+
     def build(self) -> str:
         self.header()
+        at = len(self.out)
         self.method()
         self.machine()
         self.w("<!-- pagebreak -->")
@@ -1181,6 +1297,7 @@ class Report:
         self.beyond()
         self.validity()
         self.reproduce()
+        self.out[at:at] = self.key_findings()
         return "\n".join(self.out).rstrip() + "\n"
 
 
