@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Throughput benchmark: the table of the throughput issue, measured and printed.
 
-    scripts/benchmark.py [--seconds 10] [--soak-minutes 10] [--quick] [--db URL] [--only TEXT]
-                         [--server PATH[,PATH...]] [--no-floor] [--repeat N] [--bin DIR]
+    scripts/benchmark.py [--seconds 10] [--soak-minutes 10] [--quick] [--db URL] [--pg-port 25888]
+                         [--only TEXT] [--server PATH[,PATH...]] [--no-floor] [--repeat N] [--bin DIR]
 
 Every case starts exchange-server (build/bin) on a fresh database (--reset) in the model
 named in the table, runs `exchange-client bench` on the same machine (workload: 200 accounts
@@ -18,7 +18,13 @@ the server (/proc/PID/stat), of PostgreSQL (postmaster, every backend live or re
 the load generator (its rusage), with the share of the machine's cores they kept busy, and
 PostgreSQL's commits per 1,000 orders (one commit = one statement = one round trip of the
 group commit).
-Without --db a private PostgreSQL is started in .local/bench-pg (scripts/local-pg.sh).
+Without --db a private PostgreSQL is started in .local/bench-pg on port 25888 (--pg-port)
+(scripts/local-pg.sh), and stopped at the end if this run started it (one already running there
+is used and left running). Every exchange-server and exchange-floor it starts is stopped when it
+ends, also on an exception, Ctrl-C or SIGTERM. The bench's trading accounts are 900000000 up
+(exchange-client bench --account-base), apart from the examples' 1001/1002.
+Before the first row it prints a legend: what each column and line means and where the targets
+come from; the last line counts the targets met and says what to do next.
 --server runs each throughput case once per listed server binary, one after the other (e.g. a
 build of another commit beside this one, for before/after figures from the same run).
 
@@ -42,23 +48,30 @@ import argparse
 import json
 import os
 import resource
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "writeup"))
-from study.procs import CLK_TCK, Postgres, free_port  # noqa: E402  (the study's CPU accounting)
+# The study's CPU accounting and process helpers.
+from study.procs import CLK_TCK, Postgres, Reaper, free_port, load1, start_local_pg  # noqa: E402
 BIN = os.path.join(ROOT, "build", "bin")
 SERVER = os.path.join(BIN, "exchange-server")
 CLIENT = os.path.join(BIN, "exchange-client")
 FLOOR = os.path.join(BIN, "exchange-floor")
 PORT = 24555  # main() picks a free one: other checkouts may be benchmarking on this machine
 FLOOR_DB = "exchange_floor"  # the floor's own database: it writes a journal table of its own
+PG_DIR = os.path.join(ROOT, ".local", "bench-pg")
+PG_PORT = 25888
+# Stops every server, floor and PostgreSQL this run started, however it ends (main()).
+REAPER = Reaper("benchmark")
 
 # Cases compared with the durable floor: name -> (least server/floor ratio, most server p99 ms).
 FLOOR_TARGETS = {
@@ -72,14 +85,14 @@ def start_server(db, model, pin=None, extra=(), server=None):
            "--reset", "--log-level", "warn", *extra]
     if pin:
         cmd = ["taskset", "-c", pin] + cmd
-    return wait_listening(subprocess.Popen(cmd), "the server")
+    return wait_listening(REAPER.process(subprocess.Popen(cmd), "exchange-server"), "the server")
 
 
 def start_floor(db, model):
     """exchange-floor in the server's place (same port, same model), on its own database."""
-    return wait_listening(subprocess.Popen([FLOOR, "--port", str(PORT), "--bind", "127.0.0.1", "--db", db,
-                                            "--concurrency", model, "--reset", "--log-level", "warn"]),
-                          "exchange-floor")
+    cmd = [FLOOR, "--port", str(PORT), "--bind", "127.0.0.1", "--db", db, "--concurrency", model, "--reset",
+           "--log-level", "warn"]
+    return wait_listening(REAPER.process(subprocess.Popen(cmd), "exchange-floor"), "exchange-floor")
 
 
 def wait_listening(proc, what):
@@ -91,18 +104,16 @@ def wait_listening(proc, what):
             return proc
         except OSError:
             time.sleep(0.05)
-    proc.kill()
-    raise SystemExit(f"benchmark: {what} did not start")
+    raise SystemExit(f"benchmark: {what} did not start")  # main() stops it
 
 
 def stop_server(proc):
-    proc.terminate()
-    proc.wait()
+    REAPER.stop(proc)  # SIGTERM, SIGKILL after 30 s
 
 
 def measure(proc, seconds, bargs, pg, label="server", dbname=None):
     """One bench run against a started server (or floor), which it stops: (report, CpuSplit)."""
-    split = CpuSplit(pg, proc.pid, label, dbname)
+    split = CpuSplit(pg, proc.pid, label, dbname, per="item" if "create" in bargs else "order")
     try:
         rep = bench(seconds, bargs)
         # The CPU counters cover the warm-up too: count its orders (or created items).
@@ -140,8 +151,9 @@ class CpuSplit:
     `label` names the served process's column ("floor" for exchange-floor), `dbname` the
     database whose commits are counted (default: the URL's)."""
 
-    def __init__(self, pg, server_pid, label="server", dbname=None):
+    def __init__(self, pg, server_pid, label="server", dbname=None, per="order"):
         self.pg, self.pid, self.label, self.dbname = pg, server_pid, label, dbname or pg.dbname
+        self.per = per  # what the figures are per: "order", or "item" in the create case
         self.t0 = time.monotonic()
         self.srv0, self.pg0, self.cli0 = process_cpu_s(server_pid), pg.cpu_seconds() or 0, children_cpu_s()
         self.commits0 = pg.commits([self.dbname]) or 0
@@ -158,12 +170,12 @@ class CpuSplit:
 
     def line(self):
         n = max(self.orders, 1)
-        parts = [f"{k} {v / n * 1e6:.1f} µs/order ({v / self.wall * 100:.0f}% of a core)"
+        parts = [f"{k} {v / n * 1e6:.1f} µs/{self.per} ({v / self.wall * 100:.0f}% of a core)"
                  for k, v in self.cpu.items()]
         total = sum(self.cpu.values())
-        return (f"    cpu: {', '.join(parts)}; all {total / n * 1e6:.1f} µs/order, "
+        return (f"    cpu: {', '.join(parts)}; all {total / n * 1e6:.1f} µs/{self.per}, "
                 f"{total / self.wall / os.cpu_count() * 100:.0f}% of {os.cpu_count()} cores; "
-                f"commits {self.commits / n * 1000:.1f} per 1,000 orders")
+                f"commits {self.commits / n * 1000:.1f} per 1,000 {self.per}s")
 
 
 def rss_mib(pid):
@@ -191,8 +203,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=10, help="measured seconds per case (default 10)")
     ap.add_argument("--soak-minutes", type=float, default=10, help="length of the memory case (default 10)")
-    ap.add_argument("--quick", action="store_true", help="2 s per case, 30 s memory case")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 s per case, 30 s memory case: a smoke test, not a measurement")
     ap.add_argument("--db", help="database URL (default: private PostgreSQL in .local/bench-pg)")
+    ap.add_argument("--pg-port", type=int, default=PG_PORT,
+                    help=f"port of the private PostgreSQL when it is started here (default {PG_PORT})")
     ap.add_argument("--only", help="run only cases whose name contains this text")
     ap.add_argument("--server", help="comma-separated server binaries to compare (default: build/bin)")
     ap.add_argument("--no-floor", action="store_true", help="skip the durable floor (exchange-floor) runs")
@@ -212,23 +227,44 @@ def main():
     if not args.no_floor and not os.access(FLOOR, os.X_OK):
         ap.error(f"{FLOOR} is missing: build it (target exchange-floor) or pass --no-floor")
 
-    db = args.db or subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start",
-                                    os.path.join(ROOT, ".local", "bench-pg"), "25888"],
-                                   check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    try:
+        with REAPER:
+            return run(args, seconds, soak)
+    except KeyboardInterrupt:
+        print("benchmark: interrupted (Ctrl-C); everything it started has been stopped", flush=True)
+        return 130
+    except SystemExit as e:
+        if e.code == 128 + signal.SIGTERM:  # Reaper turned SIGTERM into this
+            print("benchmark: terminated (SIGTERM); everything it started has been stopped", flush=True)
+        raise
+
+
+def run(args, seconds, soak):
+    if args.db:
+        db = args.db
+    else:
+        db, started = start_local_pg(PG_DIR, args.pg_port, REAPER)
+        where = os.path.relpath(PG_DIR, ROOT)
+        print(f"benchmark: PostgreSQL in {where} (port {args.pg_port}): "
+              + ("started by this run, stopped at its end" if started
+                 else "already running, used and left running"), flush=True)
     rows = []
     pg = Postgres(db)
     floor_db = None if args.no_floor else pg.ensure_database(FLOOR_DB)
 
-    def report(name, model, value, unit, target, detail, ok, counted=True):
+    def report(name, model, value, unit, target, detail, ok, counted=True, case=None):
+        """One row; `case` names the case a ratio row belongs to (for the last lines)."""
         if counted:
-            rows.append((name, model, value, unit, target, detail, ok))
+            what = f"{name.strip()} in \"{case}\" [{model}]" if case else f"{name} [{model}]"
+            rows.append((what, model, value, unit, target, detail, ok, case or name))
         print(f"{name:<55} {model:<9} {value:>10} {unit:<9} target {target:<9} {'ok' if ok else 'MISSED'}  {detail}",
               flush=True)
 
     def server_row(name, model, unit, target, value, p99, errors, counted=True, note=""):
-        ok = value >= target and (not name.startswith("1 order") or p99 <= 10)
-        report(name, model, f"{value:,.0f}", unit, f">={target:,}", f"p99 {p99:.2f} ms, errors {errors}{note}", ok,
-               counted)
+        p99_rule = name.startswith("1 order")  # these cases also need p99 <= 10 ms
+        ok = value >= target and (not p99_rule or p99 <= 10)
+        report(name, model, f"{value:,.0f}", unit, f">={target:,}",
+               f"p99 {p99:.2f} ms{' (target <= 10)' if p99_rule else ''}, errors {errors}{note}", ok, counted)
 
     def floor_case(name, model, bargs, unit, target, binary):
         """Server and floor alternately, --repeat times; then the server's row and the ratio."""
@@ -263,10 +299,15 @@ def main():
                   + (f", server p99 {p99:.2f} ms" if p99_max is not None else ""))
         if args.repeat > 1:
             detail += f"; median of {', '.join(f'{r:.2f}' for r in ratios)}"
-        report("  server / floor", model, f"{ratio:.2f}x", "of floor", want, detail, ok)
+        report("  server / floor", model, f"{ratio:.2f}x", "of floor", want, detail, ok, case=name)
 
-    print(f"benchmark: {seconds} s per case; machine: {os.cpu_count()} cores, "
-          f"{open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}")
+    print(f"benchmark: {seconds:g} s per case after 1 s of warm-up; machine: {os.cpu_count()} cores, "
+          f"{open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
+          f"load average {load1()}", flush=True)
+    selected = [c[0] for c in CASES if not args.only or args.only in c[0]]
+    print(legend(args, seconds, soak, floor=bool(floor_db) and any(n in FLOOR_TARGETS for n in selected),
+                 cores=not args.only or "core" in args.only, memory=not args.only or "memory" in args.only),
+          flush=True)
     servers = args.server.split(",") if args.server else [SERVER]
     for (name, model, bargs, unit, target), binary in [(c, b) for c in CASES for b in servers]:
         if args.only and args.only not in name:
@@ -328,9 +369,81 @@ def main():
                f"{growth:+.1f}", "MiB", "flat", f"samples {', '.join(f'{s:.0f}' for s in samples)} MiB"
                + per_order, abs(growth) < max(8.0, 0.1 * (warm[0] if warm else 0)))
 
-    missed = [r for r in rows if not r[6]]
-    print(f"benchmark: {len(rows) - len(missed)} of {len(rows)} targets met")
+    print(verdict(args, rows), flush=True)
     return 0
+
+
+def wrap(key, text, width=100, indent=14):
+    """One legend entry: the key, then the text wrapped under it."""
+    return textwrap.fill(text, width, initial_indent=f"  {key:<{indent - 2}}", subsequent_indent=" " * indent)
+
+
+def legend(args, seconds, soak, floor, cores, memory):
+    """What every line below means; printed before the first row."""
+    out = []
+    if args.quick:
+        out.append(textwrap.fill(
+            f"--quick: {seconds:g} s per case (memory case {soak * 60:g} s). This is a SMOKE TEST that every case "
+            "runs end to end, NOT A MEASUREMENT: on this shared machine such short runs swing by a third and more "
+            "from one run to the next. Do not quote these figures, and do not read ok/MISSED as a verdict on the "
+            "server.", 100, initial_indent="benchmark: ", subsequent_indent="  "))
+    out += [
+        "How to read the rows:",
+        wrap("row", "case (the load), the server's --concurrency model, the value and its unit, the target, ok or "
+                    "MISSED, details. The value is what `exchange-client bench` measured: orders (or created items) "
+                    "per second over the measured seconds, 200 accounts, 20 symbols, random limit orders. p99 = "
+                    "99th-percentile latency of those requests; errors = error replies + connection errors (0 "
+                    "expected)."),
+        wrap("target", "the goal for this case on this 2-core machine, from the project's throughput table "
+                       "(CASES and FLOOR_TARGETS at the top of scripts/benchmark.py). A \"1 order/request\" case "
+                       "also needs p99 <= 10 ms."),
+        wrap("ok/MISSED", "ok: the target was met in this run. MISSED: the value was below the target (or p99 "
+                          "above it) in this run; it says nothing beyond this run."),
+        wrap("cpu:", "CPU time per order (per item in the create case) during the case, of the server, of "
+                     "PostgreSQL (all its processes) and of the load generator (client), with the share of one "
+                     "core each kept busy; then all three together against all cores, and PostgreSQL commits per "
+                     "1,000 orders (one commit = one group-commit round trip)."),
+    ]
+    if floor:
+        out += [
+            wrap("floor", "exchange-floor run in the server's place, same model, same load: a durable "
+                          "request/reply (each request journaled and committed in PostgreSQL before its reply) "
+                          "with no XML parsing and no matching, i.e. the least any durable exchange pays on this "
+                          "machine. Its own cpu: line follows (the \"floor\" column is exchange-floor)."),
+            wrap("x of floor", "server / floor: the exchange's throughput divided by exchange-floor's in the same "
+                               "run (1.00x = as fast as the floor). Its target is the least share of the floor the "
+                               "exchange must reach; it counts among the targets. On a shared machine only a ratio "
+                               "from one run means anything."),
+        ]
+    if cores:
+        out.append(wrap("speed-up", "persistent 64-client throughput with the server free on both cores divided "
+                                    "by the same with the server pinned to one (taskset -c 0)."))
+    if memory:
+        out.append(wrap("MiB", "growth of the server's resident memory after the first third of the memory case; "
+                               "the target is flat (under 8 MiB or 10 %)."))
+    return "\n".join(out)
+
+
+def verdict(args, rows):
+    """The last lines: how many targets were met, and what to do next."""
+    missed = [r for r in rows if not r[6]]
+    line = f"benchmark: {len(rows) - len(missed)} of {len(rows)} targets met"
+    if missed:
+        line += " (MISSED: " + "; ".join(r[0].strip() for r in missed) + ")"
+    load = load1()
+    busy = f" (load average now {load} on {os.cpu_count()} cores)" if load is not None else ""
+    if args.quick:
+        nxt = ("Next: that was a smoke test, not a measurement. For figures, run scripts/benchmark.py without "
+               "--quick (10 s per case; --only TEXT for one case; --repeat 3 judges the floor ratios by medians of "
+               f"three rounds) on a quiet machine{busy}.")
+    elif missed:
+        nxt = (f"Next: rerun what was missed alone when the machine is quiet{busy}; absolute figures drift from "
+               "day to day on a shared machine, ratios to the floor from one run much less. For example:")
+        return (line + "\n" + textwrap.fill(nxt, 100, subsequent_indent="  ")
+                + f"\n  scripts/benchmark.py --only '{missed[0][7]}' --repeat 3")
+    else:
+        nxt = "Every target was met in this run."
+    return line + "\n" + textwrap.fill(nxt, 100, subsequent_indent="  ")
 
 
 if __name__ == "__main__":

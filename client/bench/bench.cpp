@@ -151,8 +151,8 @@ int run_bench(int argc, const char* const* argv) {
 
   install_interrupt_handler();
   std::vector<RepSummary> reps;
-  std::size_t sessions_before = targets->sessions_opened();
   for (unsigned rep = 1; rep <= o.repeat; ++rep) {
+    SessionMeter sessions(*targets);  // every repetition opens its own sessions
     RunContext ctx(o, *targets, workload, rep);
     {
       Progress progress(ctx, o.progress);
@@ -167,10 +167,10 @@ int run_bench(int argc, const char* const* argv) {
     }
     std::vector<Sample> samples = ctx.take_samples();
     RepSummary r = summarize_rep(rep, samples);
-    std::size_t sessions_now = targets->sessions_opened();
-    r.sessions_opened = sessions_now - sessions_before;
-    sessions_before = sessions_now;
+    r.sessions_opened = sessions.opened();
     r.error_examples = ctx.error_examples();
+    r.rejected_reasons = ctx.rejected_reasons();
+    r.error_reasons = ctx.error_reasons();
     csv.write(rep, samples);
     reps.push_back(std::move(r));
     if (interrupted()) {

@@ -49,6 +49,17 @@ void Targets::release(std::size_t t, std::unique_ptr<net::Session> session) {
   pools_[t]->release(std::move(session));
 }
 
+std::size_t Targets::close_idle_sessions() {
+  std::size_t n = 0;
+  for (auto& p : pools_) n += p->close_idle();
+  return n;
+}
+
+SessionMeter::SessionMeter(Targets& targets)
+    : targets_(targets),
+      closed_(targets.close_idle_sessions()),
+      before_(targets.sessions_opened()) {}
+
 void Targets::preflight() {
   for (std::size_t t = 0; t < size(); ++t) {
     if (persistent_) {

@@ -53,8 +53,13 @@ class Targets {
   // session is borrowed from the shared pool for this request only.
   TargetResult exchange(std::size_t t, const std::string& xml, const TimeBase& tb,
                         std::unique_ptr<net::Session>* held = nullptr);
-  // Hands a client's session back for reuse (the next repetition's clients).
+  // Hands a client's session back to the pool: reused by later requests of the
+  // same repetition (open loop, thread per request); closed by the next
+  // repetition's SessionMeter.
   void release(std::size_t t, std::unique_ptr<net::Session> session);
+  // Closes the idle sessions of every target (those the preflight, the setup or an
+  // earlier repetition handed back); returns how many.
+  std::size_t close_idle_sessions();
   // Connects (and says the session hello when persistent) to every target;
   // throws NetError/SessionUnsupported with a clear message.
   void preflight();
@@ -64,6 +69,25 @@ class Targets {
   std::vector<std::unique_ptr<net::SessionPool>> pools_;
   net::Timeouts timeouts_;
   bool persistent_;
+};
+
+// The persistent sessions of one repetition. Construct it right before the
+// repetition: it closes the sessions left idle by the preflight, the setup or an
+// earlier repetition, so that every client opens its own and opened() is the
+// number of sessions the repetition opened: one per client that sent a request
+// (per sender in the open loop), plus one per reconnection after a failure.
+// (Without closing them, one client reused the preflight's session and 64
+// clients showed "63 opened".)
+class SessionMeter {
+ public:
+  explicit SessionMeter(Targets& targets);
+  std::size_t opened() const { return targets_.sessions_opened() - before_; }
+  std::size_t closed_before() const { return closed_; }
+
+ private:
+  Targets& targets_;
+  std::size_t closed_ = 0;
+  std::size_t before_ = 0;
 };
 
 class Executor {

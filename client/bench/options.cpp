@@ -28,6 +28,9 @@ const char* to_string(WorkloadKind w) {
 
 namespace {
 
+// Trading account ids stay below this (at most 10 digits); created ones have 11+.
+constexpr std::uint64_t kMaxTradingAccountEnd = 10'000'000'000ull;
+
 struct Raw {
   std::string mode = "closed", workload = "orders", threads = "pool", replicas, reject_words,
               class_mix;
@@ -99,7 +102,9 @@ po::options_description describe(BenchOptions& o, Raw& r) {
       "symbol names are PREFIX0, PREFIX1, ...")(
       "accounts", po::value(&o.accounts)->default_value(o.accounts), "trading accounts")(
       "account-base", po::value(&o.account_base)->default_value(o.account_base),
-      "trading account ids are account-base + i, i = 0 .. accounts-1")(
+      "trading account ids are account-base + i, i = 0 .. accounts-1 (the default keeps "
+      "them apart from the examples' 1001/1002 and from small ids; account-base + "
+      "accounts must stay below 10000000000)")(
       "query-ratio", po::value(&o.query_ratio)->default_value(o.query_ratio, "0.2"),
       "mixed: share of children that are queries")(
       "cancel-ratio", po::value(&o.cancel_ratio)->default_value(o.cancel_ratio, "0.1"),
@@ -109,8 +114,9 @@ po::options_description describe(BenchOptions& o, Raw& r) {
       "an <error> answering an order whose text contains one of these "
       "(case-insensitive) counts as 'rejected' (served), not as an error")(
       "run-id", po::value(&o.run_id),
-      "digits prefixed to the account ids of the create workload (default: derived "
-      "from --seed and the clock, so reruns do not collide)")(
+      "1-9 digits identifying this run: the create workload's account ids are 9, the "
+      "run id padded to 9 digits, and a counter (11 or more digits: never a trading "
+      "account; default: derived from --seed and the clock, so reruns do not collide)")(
       "setup", po::bool_switch(&r.setup),
       "create the trading accounts and symbols first (default for orders/mixed/query)")(
       "no-setup", po::bool_switch(&r.no_setup), "skip the setup step")(
@@ -270,6 +276,11 @@ ParseOutcome parse_bench_options(int argc, const char* const* argv, BenchOptions
   if (o.price_decimals > 6) return fail("--price-decimals must be 0..6");
   if (o.symbols == 0) return fail("--symbols must be >= 1");
   if (o.accounts == 0) return fail("--accounts must be >= 1");
+  // Created accounts have at least 11 digits; trading accounts must stay shorter.
+  if (o.account_base > kMaxTradingAccountEnd - o.accounts)
+    return fail(
+        "--account-base + --accounts must stay below 10000000000 (created accounts "
+        "of the create workload have 11 or more digits)");
   if (o.setup_batch == 0) return fail("--setup-batch must be >= 1");
   if (o.symbol_prefix.empty()) return fail("--symbol-prefix must not be empty");
   for (char c : o.symbol_prefix)
@@ -279,13 +290,14 @@ ParseOutcome parse_bench_options(int argc, const char* const* argv, BenchOptions
     return fail("--query-ratio and --cancel-ratio must be >= 0 with a sum <= 1");
   if (!is_decimal(o.balance)) return fail("--balance must be a decimal like 1000 or 12.5");
   if (!is_decimal(o.shares)) return fail("--shares must be a decimal like 1000 or 12.5");
+  if (vm.count("run-id") && o.run_id.empty()) return fail("--run-id must not be empty");
   if (!o.run_id.empty()) {
     if (o.run_id.size() > 9) return fail("--run-id must have at most 9 digits");
     for (char c : o.run_id)
       if (c < '0' || c > '9') return fail("--run-id must be digits");
   } else {
-    // 6 digits, first one non-zero: fixed length keeps <runid><counter> unique
-    // across runs; the clock keeps reruns with the same seed apart.
+    // 9 digits, first one non-zero; the clock keeps reruns with the same seed
+    // apart (the id pads it to 9 digits anyway: Workload::created_prefix).
     auto now = std::chrono::system_clock::now().time_since_epoch();
     std::uint64_t x = static_cast<std::uint64_t>(
                           std::chrono::duration_cast<std::chrono::milliseconds>(now).count()) ^
@@ -293,7 +305,7 @@ ParseOutcome parse_bench_options(int argc, const char* const* argv, BenchOptions
     x ^= x >> 29;
     x *= 0xBF58476D1CE4E5B9ull;
     x ^= x >> 32;
-    o.run_id = std::to_string(100000 + x % 900000);
+    o.run_id = std::to_string(100000000 + x % 900000000);
   }
   return {ParseOutcome::Run, ""};
 }

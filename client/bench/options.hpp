@@ -48,7 +48,10 @@ struct BenchOptions {
   unsigned price_decimals = 0;
   unsigned symbols = 20;
   unsigned accounts = 200;
-  std::uint64_t account_base = 1000;
+  // Trading accounts are account_base + i. Far above the examples' 1001/1002 and
+  // the tests' small ids; created accounts (create workload) have 11 or more digits
+  // (Workload::created_prefix), so neither can collide with the other.
+  std::uint64_t account_base = 900000000;
   std::string symbol_prefix = "S";
   double query_ratio = 0.2;
   double cancel_ratio = 0.1;
@@ -59,7 +62,7 @@ struct BenchOptions {
   std::string shares = "1000000000";
   std::vector<std::string> reject_words{"insufficient", "not enough", "too low", "exceed"};
   std::uint64_t seed = 1;
-  std::string run_id;  // digits; generated when empty
+  std::string run_id;  // 1-9 digits; generated (9 digits) when empty
 
   // output
   std::string json_path;

@@ -267,6 +267,7 @@ ReplyVerdict classify_reply(std::string_view reply, const std::vector<ChildKind>
     v.error_items = 1;
     v.first_error =
         root ? "reply root is <" + root->name + ">, not <results>" : "unparseable reply: " + why;
+    v.error_texts.push_back(v.first_error);
     return v;
   }
   v.parsed = true;
@@ -291,16 +292,20 @@ ReplyVerdict classify_reply(std::string_view reply, const std::vector<ChildKind>
           if (!w.empty() && t.find(lower(w)) != std::string::npos) rejected = true;
       }
     }
+    std::string text = c.text.empty() ? "<error/>" : c.text;
     if (rejected) {
       ++v.rejected_items;
+      v.rejected_texts.push_back(std::move(text));
     } else {
       ++v.error_items;
-      if (v.first_error.empty()) v.first_error = c.text.empty() ? "<error/>" : c.text;
+      if (v.first_error.empty()) v.first_error = text;
+      v.error_texts.push_back(std::move(text));
     }
   }
   if (root->children.empty() && !kinds.empty()) {
     v.error_items = 1;
     v.first_error = "empty <results>";
+    v.error_texts.assign(1, v.first_error);
   }
   return v;
 }

@@ -35,6 +35,11 @@ struct ReplyVerdict {
   int rejected_items = 0;   // expected business rejections (see classify_reply)
   int error_items = 0;      // any other <error>
   std::string first_error;  // text of the first unexpected error, for messages
+  // The text of every rejection and every other error, in reply order (for the
+  // tally by reason): rejected_texts.size() == rejected_items and
+  // error_texts.size() == error_items.
+  std::vector<std::string> rejected_texts;
+  std::vector<std::string> error_texts;
   // For each request child, the id of its <opened id=".."> (empty otherwise);
   // only filled when `positional`.
   std::vector<std::string> opened_ids;

@@ -75,6 +75,8 @@ std::string fixed(double v, int digits) {
 
 std::string percent(double share) { return fixed(share * 100.0, 2) + "%"; }
 
+constexpr std::size_t kTopReasons = 5;  // reasons named in the report; the rest is "other"
+
 std::string loop_description(const BenchOptions& o) {
   std::ostringstream s;
   if (o.mode == LoopMode::Closed) {
@@ -139,6 +141,12 @@ void print_summary(std::ostream& os, const BenchOptions& o, const std::vector<st
        << ", connection errors " << r.conn_errors;
     if (o.mode == LoopMode::Open) os << ", dropped " << r.dropped;
     os << "\n";
+    if (r.rejected_reasons.total() > 0)
+      os << "  rejected      " << r.rejected << " requests, " << r.rejected_reasons.total()
+         << " items; by reason: " << describe_reasons(r.rejected_reasons, kTopReasons) << "\n";
+    if (r.error_reasons.total() > 0)
+      os << "  error replies " << r.error_replies << " requests, " << r.error_reasons.total()
+         << " items; by reason: " << describe_reasons(r.error_reasons, kTopReasons) << "\n";
     os << "  items         " << r.items << " in served requests (rejected " << r.items_rejected
        << ", errors " << r.items_error << ")\n";
     os << "  completion    " << fixed(r.completion_s, 3) << " s\n";
@@ -177,7 +185,16 @@ void print_summary(std::ostream& os, const BenchOptions& o, const std::vector<st
     if (replicas)
       os << "  replicas      " << r.disagreements << " disagreements, " << r.replica_failures
          << " replica failures\n";
-    if (o.persistent) os << "  sessions      " << r.sessions_opened << " opened\n";
+    if (o.persistent) {
+      // Every repetition starts with no session open (SessionMeter): this counts the
+      // repetition's own, warm-up included.
+      os << "  sessions      " << r.sessions_opened
+         << " opened in this repetition, warm-up included ("
+         << (o.mode == LoopMode::Closed      ? "one per client that sent"
+             : o.threads == ThreadMode::Pool ? "one per sender thread that sent"
+                                             : "as many as requests were in flight at once")
+         << ", plus one per reconnection after a failure)\n";
+    }
     for (const auto& e : r.error_examples) os << "  error example " << e << "\n";
   }
   if (reps.size() > 1) {
@@ -279,6 +296,23 @@ class Json {
   std::ostream& os_;
   std::vector<bool> first_;
 };
+
+// {"items": N, "top": [{"reason": R, "count": C}, ...], "other": M, "distinct": D}
+void reasons_json(Json& j, const char* key, const ReasonTally& t) {
+  j.begin_object(key);
+  j.field("items", t.total());
+  j.begin_array("top");
+  for (const auto& e : t.top(kTopReasons)) {
+    j.begin_object();
+    j.field("reason", e.reason);
+    j.field("count", e.count);
+    j.end_object();
+  }
+  j.end_array();
+  j.field("other", t.other(kTopReasons));
+  j.field("distinct", static_cast<std::uint64_t>(t.distinct()));
+  j.end_object();
+}
 
 void summary_json(Json& j, const char* key, const stats::Summary& s) {
   j.begin_object(key);
@@ -400,6 +434,8 @@ bool write_json(const std::string& path, const BenchOptions& o,
       }
       j.end_array();
     }
+    reasons_json(j, "rejected_by_reason", r.rejected_reasons);
+    reasons_json(j, "error_replies_by_reason", r.error_reasons);
     j.begin_array("error_examples");
     for (const auto& e : r.error_examples) j.value(e);
     j.end_array();

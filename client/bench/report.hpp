@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/options.hpp"
+#include "bench/reasons.hpp"
 #include "bench/runner.hpp"
 #include "bench/stats.hpp"
 
@@ -44,8 +45,10 @@ struct RepSummary {
   stats::Summary first_latency_ms;  // served, first reply - intended
   std::uint64_t disagreements = 0;
   std::uint64_t replica_failures = 0;
-  std::size_t sessions_opened = 0;
+  std::size_t sessions_opened = 0;  // persistent: opened during this repetition
   std::vector<std::string> error_examples;
+  ReasonTally rejected_reasons;        // <error> texts of the rejected items, by reason
+  ReasonTally error_reasons;           // <error> texts of the error replies' items, by reason
   std::vector<ClassLatency> by_class;  // ascending children; shown with --class-mix
 };
 

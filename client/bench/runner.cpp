@@ -86,6 +86,13 @@ Sample RunContext::execute(Executor& executor, const Request& request, std::uint
     const ReplyVerdict& w = verdicts[v.winner];
     s.items_rejected = static_cast<std::uint32_t>(w.rejected_items);
     s.items_error = static_cast<std::uint32_t>(w.error_items);
+    if (!warmup && (w.error_items > 0 || w.rejected_items > 0)) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (w.error_items > 0)
+        for (const auto& text : w.error_texts) error_reasons_.add(text);
+      else
+        for (const auto& text : w.rejected_texts) rejected_reasons_.add(text);
+    }
     if (w.error_items > 0) {
       s.status = Status::ErrorReply;
       counters.error_replies.fetch_add(1, std::memory_order_relaxed);
@@ -144,6 +151,16 @@ void RunContext::note_error(const std::string& message) {
 std::vector<std::string> RunContext::error_examples() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return errors_;
+}
+
+ReasonTally RunContext::rejected_reasons() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rejected_reasons_;
+}
+
+ReasonTally RunContext::error_reasons() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_reasons_;
 }
 
 void RunContext::abort(const std::string& why) {

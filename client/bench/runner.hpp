@@ -12,6 +12,7 @@
 
 #include "bench/executor.hpp"
 #include "bench/options.hpp"
+#include "bench/reasons.hpp"
 #include "bench/workload.hpp"
 
 namespace exch::bench {
@@ -59,6 +60,10 @@ class RunContext {
 
   void note_error(const std::string& message);  // keeps the first few distinct ones
   std::vector<std::string> error_examples() const;
+  // <error> texts of measured requests by reason: the rejected items of served
+  // requests, and the items of error replies (the same items the report counts).
+  ReasonTally rejected_reasons() const;
+  ReasonTally error_reasons() const;
 
   void abort(const std::string& why);
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
@@ -78,6 +83,7 @@ class RunContext {
   mutable std::mutex mutex_;
   std::vector<Sample> samples_;
   std::vector<std::string> errors_;
+  ReasonTally rejected_reasons_, error_reasons_;
   std::atomic<bool> aborted_{false};
   std::string abort_reason_;
 };

@@ -110,7 +110,11 @@ std::size_t IdPool::size() const {
   return total_;
 }
 
-Workload::Workload(const BenchOptions& options) : o_(options), pool_(options.accounts) {
+Workload::Workload(const BenchOptions& options)
+    : o_(options),
+      created_prefix_("9" + std::string(9 - std::min<std::size_t>(9, options.run_id.size()), '0') +
+                      options.run_id),
+      pool_(options.accounts) {
   for (const auto& c : o_.class_mix) class_weight_total_ += c.weight;
 }
 
@@ -157,7 +161,7 @@ Request Workload::make_create(Rng& rng) {
   std::string x = kDecl;
   x += "<create>\n";
   for (unsigned i = 0; i < o_.accounts_per_request; ++i) {
-    std::string id = o_.run_id + std::to_string(next_new_account_.fetch_add(1));
+    std::string id = created_prefix_ + std::to_string(next_new_account_.fetch_add(1));
     std::string sym = symbol(static_cast<std::size_t>(rng.uniform(0, o_.symbols - 1)));
     x += "  <account id=\"" + id + "\" balance=\"100000\"/>\n";
     x += "  <symbol sym=\"" + sym + "\"><account id=\"" + id + "\">100</account></symbol>\n";

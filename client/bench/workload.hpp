@@ -71,6 +71,11 @@ class Workload {
   std::vector<Request> seed_order_requests(Rng& rng) const;
 
   std::string account_id(std::size_t i) const;
+  // The create workload's account ids are this prefix and a counter from 1: "9",
+  // then --run-id padded to 9 digits. At least 11 digits, so never a trading
+  // account (account-base + i stays below 10^10), nor the examples' 1001/1002 or
+  // the tests' small ids; a fixed-length prefix keeps the ids of two run ids apart.
+  const std::string& created_prefix() const { return created_prefix_; }
   std::string symbol(std::size_t i) const;
   std::size_t id_pool_size() const { return pool_.size(); }
 
@@ -85,6 +90,7 @@ class Workload {
   Request make_query(Rng& rng);
 
   const BenchOptions& o_;
+  std::string created_prefix_;
   IdPool pool_;
   std::atomic<std::uint64_t> next_new_account_{1};
   double class_weight_total_ = 0;

@@ -384,4 +384,13 @@ std::size_t SessionPool::opened() const {
   return opened_;
 }
 
+std::size_t SessionPool::close_idle() {
+  std::vector<std::unique_ptr<Session>> closing;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing.swap(idle_);
+  }
+  return closing.size();  // closed here, outside the lock
+}
+
 }  // namespace exch::net

@@ -129,7 +129,8 @@ class SessionPool {
   SessionPool(const Endpoint& endpoint, Timeouts t) : endpoint_(endpoint), timeouts_(t) {}
   std::unique_ptr<Session> acquire();              // idle non-stale one, or a new one
   void release(std::unique_ptr<Session> session);  // back to the idle list if usable
-  std::size_t opened() const;
+  std::size_t opened() const;                      // sessions opened so far (hello said)
+  std::size_t close_idle();                        // closes every idle session; how many
 
  private:
   const Endpoint& endpoint_;

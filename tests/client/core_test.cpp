@@ -5,15 +5,21 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "bench/executor.hpp"
 #include "bench/options.hpp"
+#include "bench/reasons.hpp"
 #include "bench/replicas.hpp"
 #include "bench/reply.hpp"
 #include "bench/workload.hpp"
@@ -305,15 +311,19 @@ TEST_CASE("replies are judged positionally", "[reply]") {
   REQUIRE(v.opened_ids.size() == 4);
   CHECK(v.opened_ids[0] == "77");
   CHECK(v.opened_ids[1].empty());
+  CHECK(v.rejected_texts == std::vector<std::string>{"Insufficient funds", "nothing open"});
+  CHECK(v.error_texts.empty());
 
   auto q = classify_reply("<results><error id=\"5\">not yours</error></results>",
                           {ChildKind::Query}, words);
   CHECK(q.error_items == 1);
   CHECK(q.first_error == "not yours");
+  CHECK(q.error_texts == std::vector<std::string>{"not yours"});
 
   auto bad = classify_reply("<?xml version=\"1.0\"?><result/>", {ChildKind::Order}, words);
   CHECK_FALSE(bad.parsed);
   CHECK(bad.error_items == 1);
+  CHECK(bad.error_texts.size() == 1);
 
   auto other =
       classify_reply("<results><error>Unknown symbol</error></results>", {ChildKind::Order}, words);
@@ -404,8 +414,8 @@ TEST_CASE("orders workload: reproducible, within the documented ranges", "[workl
     REQUIRE(a.transactions);
     REQUIRE(a.children.size() == 50);
     long account = std::stol(a.account);
-    CHECK(account >= 1000);
-    CHECK(account < 1007);
+    CHECK(account >= 900000000);  // the default --account-base
+    CHECK(account < 900000007);
     for (const Child& c : a.children) {
       syms.insert(c.sym);
       long amount = std::stol(c.amount);
@@ -462,9 +472,21 @@ TEST_CASE("create workload: fresh digit-only ids with the run prefix", "[workloa
   }
   CHECK(ids.size() == 15);
   for (const auto& id : ids) {
-    CHECK(id.rfind("4711", 0) == 0);
+    // "9", the run id padded to 9 digits, a counter: 11+ digits, never a trading
+    // account (account-base + i < 10^10) nor an example's or a test's small id.
+    CHECK(id.rfind("9000004711", 0) == 0);
+    CHECK(id.size() >= 11);
+    CHECK(id.size() <= 32);  // PROTOCOL.md section 7: --max-id-length
     CHECK(id.find_first_not_of("0123456789") == std::string::npos);
   }
+  CHECK(ids.count("90000047111") == 1);  // the counter starts at 1
+
+  // Two run ids, one a prefix of the other: the padding keeps their ids apart.
+  BenchOptions p = o;
+  p.run_id = "47111";
+  Workload wp(p);
+  CHECK(wp.created_prefix() == "9000047111");
+  CHECK(w.created_prefix() == "9000004711");
 }
 
 TEST_CASE("mixed workload queries and cancels learned ids of the same account", "[workload]") {
@@ -513,7 +535,23 @@ TEST_CASE("bench options: defaults and validation", "[options]") {
   CHECK(o.workload == WorkloadKind::Create);
   CHECK_FALSE(o.setup);  // create needs no setup
   CHECK(o.requests == 1000);
-  CHECK(o.run_id.size() == 6);
+  CHECK(o.run_id.size() == 9);
+  CHECK(o.run_id[0] != '0');
+  // Trading accounts far from the examples' 1001/1002 (examples/01-create.xml).
+  CHECK(o.account_base == 900000000u);
+  Workload defaults(o);
+  CHECK(defaults.account_id(0) == "900000000");
+  CHECK(defaults.account_id(199) == "900000199");
+
+  BenchOptions big;
+  const char* too_big[] = {"bench", "--account-base", "9999999900", "--accounts", "200"};
+  CHECK(parse_bench_options(5, too_big, big).kind == ParseOutcome::Error);
+  BenchOptions edge;
+  const char* at_edge[] = {"bench", "--account-base", "9999999800", "--accounts", "200"};
+  CHECK(parse_bench_options(5, at_edge, edge).kind == ParseOutcome::Run);
+  BenchOptions rid;
+  const char* long_run_id[] = {"bench", "--run-id", "1234567890"};
+  CHECK(parse_bench_options(3, long_run_id, rid).kind == ParseOutcome::Error);
 
   BenchOptions p;
   const char* orders[] = {"bench", "--replicas", "a:1,b:2", "--no-setup"};
@@ -564,4 +602,167 @@ TEST_CASE("class mix: parsed strictly, drawn by weight, reproducible", "[workloa
   }
   CHECK(four > 850);  // expected 1000; sd about 27
   CHECK(four < 1150);
+}
+
+// ---------------------------------------------------------------- rejection reasons
+
+TEST_CASE("reasons: numbers folded, control characters blanked, long texts cut", "[reasons]") {
+  CHECK(reason_of("Insufficient funds: order needs 5000.5, balance is 300") ==
+        "Insufficient funds: order needs N, balance is N");
+  CHECK(reason_of("Insufficient funds: order needs 7, balance is 0.25") ==
+        "Insufficient funds: order needs N, balance is N");
+  CHECK(reason_of("Order has nothing open to cancel") == "Order has nothing open to cancel");
+  CHECK(reason_of("limit (--max-open-orders); retry") == "limit (--max-open-orders); retry");
+  CHECK(reason_of("1.") == "N.");  // a dot not followed by digits stays
+  CHECK(reason_of("a\nb\tc") == "a b c");
+  CHECK(reason_of("") == "");
+  std::string exact(120, 'x');
+  CHECK(reason_of(exact) == exact);
+  std::string cut = reason_of(std::string(500, 'y'));
+  CHECK(cut == std::string(120, 'y') + "...");
+}
+
+TEST_CASE("reasons: tallied, most frequent first, the rest as other", "[reasons]") {
+  ReasonTally t;
+  CHECK(t.total() == 0);
+  CHECK(describe_reasons(t) == "");
+  for (int i = 0; i < 180; ++i) t.add("Order has nothing open to cancel");
+  for (int i = 0; i < 40; ++i)
+    t.add("Insufficient shares: order sells " + std::to_string(i + 1) + ", position is 0");
+  t.add("Unknown symbol", 4);
+  t.add("B reason", 2);
+  t.add("A reason", 2);
+  t.add("Zeta");
+  CHECK(t.total() == 229);
+  CHECK(t.distinct() == 6);
+
+  auto top = t.top(3);
+  REQUIRE(top.size() == 3);
+  CHECK(top[0].reason == "Order has nothing open to cancel");
+  CHECK(top[0].count == 180);
+  CHECK(top[1].reason == "Insufficient shares: order sells N, position is N");
+  CHECK(top[1].count == 40);
+  CHECK(top[2].reason == "Unknown symbol");
+  CHECK(t.other(3) == 5);
+  CHECK(t.top(5)[3].reason == "A reason");  // ties: alphabetical
+  CHECK(t.other(10) == 0);
+  CHECK(describe_reasons(t, 2) ==
+        "180 'Order has nothing open to cancel', "
+        "40 'Insufficient shares: order sells N, position is N', 9 other");
+  CHECK(describe_reasons(t, 6).find("other") == std::string::npos);
+
+  ReasonTally u;
+  u.add("Unknown symbol");
+  u.merge(t);
+  CHECK(u.total() == 230);
+  CHECK(u.top(3)[2].count == 5);
+}
+
+TEST_CASE("reasons: distinct texts beyond the cap count as other", "[reasons]") {
+  ReasonTally t(2);
+  t.add("a");
+  t.add("b");
+  t.add("c");  // third distinct reason: only counted
+  t.add("a");
+  CHECK(t.total() == 4);
+  CHECK(t.distinct() == 2);
+  CHECK(t.top(5).size() == 2);
+  CHECK(t.other(5) == 1);
+  CHECK(describe_reasons(t) == "2 'a', 1 'b', 1 other");
+}
+
+// ---------------------------------------------------------------- sessions counted
+
+namespace {
+
+// A persistent-session server: a thread per connection, each answering the hello
+// and then every framed request with an empty <results/>. Counts connections.
+class SessionServer {
+ public:
+  SessionServer() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(listen_fd_, 64) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] {
+      for (;;) {
+        int fd = ::accept(listen_fd_, nullptr, nullptr);
+        if (fd < 0) return;
+        ++accepted_;
+        std::lock_guard<std::mutex> lock(mutex_);
+        workers_.emplace_back([fd] {
+          if (read_line(fd) == "EXCHANGE-SESSION 1") {
+            write_str(fd, "EXCHANGE-SESSION 1 OK\n");
+            for (;;) {
+              std::string line = read_line(fd);
+              if (line.empty()) break;  // the client closed the session
+              read_n(fd, std::stoul(line));
+              write_str(fd, "10\n<results/>");
+            }
+          }
+          ::close(fd);
+        });
+      }
+    });
+  }
+  ~SessionServer() {
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    ::close(listen_fd_);
+    acceptor_.join();
+    for (auto& w : workers_) w.join();  // every client session is closed by now
+  }
+  std::uint16_t port() const { return port_; }
+  int accepted() const { return accepted_.load(); }
+
+ private:
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<int> accepted_{0};
+  std::mutex mutex_;
+  std::vector<std::thread> workers_;
+  std::thread acceptor_;
+};
+
+}  // namespace
+
+TEST_CASE("sessions: a repetition counts the sessions its clients opened", "[net][sessions]") {
+  SessionServer server;
+  {
+    Targets targets({{"127.0.0.1", server.port()}}, short_timeouts(), true);
+    TimeBase tb;
+    // What bench does before measuring: the preflight opens a session, the setup
+    // borrows it, and it goes back to the pool. (Reused by one of the clients, it
+    // made 64 clients show "63 opened".)
+    targets.preflight();
+    REQUIRE(targets.exchange(0, "<create/>", tb).ok);
+    CHECK(targets.sessions_opened() == 1);
+
+    auto repetition = [&](unsigned clients) {
+      SessionMeter meter(targets);
+      {
+        std::vector<std::unique_ptr<Executor>> executors;  // one per client, alive together
+        std::vector<TargetResult> results;
+        for (unsigned c = 0; c < clients; ++c) {
+          executors.push_back(std::make_unique<Executor>(targets, Executor::Mode::Inline, tb));
+          executors.back()->run({"<transactions/>"}, results);
+          REQUIRE(results.at(0).ok);
+          executors.back()->run({"<transactions/>"}, results);  // same session again
+        }
+      }  // the clients hand their sessions back to the pool
+      return std::make_pair(meter.closed_before(), meter.opened());
+    };
+    auto first = repetition(4);
+    CHECK(first.first == 1);   // the setup's session was closed, not reused
+    CHECK(first.second == 4);  // one per client
+    auto second = repetition(3);
+    CHECK(second.first == 4);  // the first repetition's sessions
+    CHECK(second.second == 3);
+    CHECK(targets.sessions_opened() == 1 + 4 + 3);
+  }
+  CHECK(server.accepted() == 8);  // what the client counted is what the server saw
 }

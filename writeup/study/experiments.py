@@ -298,7 +298,9 @@ def seed001(cfg: dict, reps: int, ctx: Context) -> list[RunSpec]:
                     "--mode", "open", "--rate", f"{rate:g}", "--duration", str(cfg["duration"]),
                     "--workload", "query", "--orders-per-request", str(children),
                     "--senders", str(senders), "--max-inflight", "100000", "--timeout", "300",
-                    "--accounts", "1", "--symbols", "1", "--account-base", str(10000 * (i + 1)),
+                    # One account per class, in the bench's id range (900000000 up).
+                    "--accounts", "1", "--symbols", "1",
+                    "--account-base", str(900000000 + 10000 * (i + 1)),
                     "--seed", str(100 * rep + i)], name=f"class{i + 1}",
                     delay_s=max(setup_s) - setup_s[i]))
             runs.append(RunSpec(

@@ -28,6 +28,91 @@ def warn(msg: str) -> None:
     print(f"WARNING: {msg}", flush=True)
 
 
+# ---- stopping what a script started ---------------------------------------------------------
+
+def stop_process(proc: subprocess.Popen, timeout: float = 30.0, what: str = "process") -> int | None:
+    """SIGTERM (a server finishes what is in flight), SIGKILL after `timeout`; reaps it."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            warn(f"{what} (pid {proc.pid}) ignored SIGTERM for {timeout:.0f} s: SIGKILL")
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+class Reaper:
+    """Stops what a script started however it ends: normal exit, exception, Ctrl-C (SIGINT)
+    or SIGTERM. Processes get stop_process(), other things (a PostgreSQL cluster) the
+    callable registered for them; newest first. Use it as a context manager around the
+    script's work: inside, SIGTERM raises SystemExit(143) so that the way out runs, and the
+    cleanup itself ignores SIGINT and SIGTERM so that a second Ctrl-C cannot cut it short.
+
+        with Reaper("benchmark") as reaper:
+            server = reaper.process(subprocess.Popen([...]), "exchange-server")
+            ...
+            reaper.stop(server)        # stopped now, forgotten
+            reaper.call(stop_pg, "the PostgreSQL it started")
+    """
+
+    def __init__(self, name: str = "", timeout: float = 30.0):
+        self.name, self.timeout = name, timeout
+        self._items: list[tuple[object, str]] = []  # (Popen or callable, what)
+        self._old_term = None
+
+    def say(self, msg: str) -> None:
+        print(f"{self.name}: {msg}" if self.name else msg, flush=True)
+
+    def process(self, proc: subprocess.Popen, what: str) -> subprocess.Popen:
+        self._items.append((proc, what))
+        return proc
+
+    def call(self, fn, what: str) -> None:
+        self._items.append((fn, what))
+
+    def stop(self, proc: subprocess.Popen) -> int | None:
+        """Stops a registered process now and forgets it."""
+        what = next((w for p, w in self._items if p is proc), "process")
+        self._items = [(p, w) for p, w in self._items if p is not proc]
+        return stop_process(proc, self.timeout, what)
+
+    def close(self) -> None:
+        old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            while self._items:
+                item, what = self._items.pop()
+                try:
+                    if isinstance(item, subprocess.Popen):
+                        if item.poll() is None:
+                            self.say(f"stopping {what} (pid {item.pid}), which it started")
+                        stop_process(item, self.timeout, what)
+                    else:
+                        item()
+                except Exception as e:  # keep going: the rest must be stopped too
+                    warn(f"could not stop {what}: {e}")
+        finally:
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGTERM, old_term)
+
+    def __enter__(self) -> "Reaper":
+        self._old_term = signal.signal(signal.SIGTERM, self._on_sigterm)
+        return self
+
+    @staticmethod
+    def _on_sigterm(signum, frame):
+        raise SystemExit(128 + signum)
+
+    def __exit__(self, *exc) -> bool:
+        try:
+            self.close()
+        finally:
+            signal.signal(signal.SIGTERM, self._old_term or signal.SIG_DFL)
+        return False
+
+
 # ---- what the binaries can do ---------------------------------------------------------------
 
 @dataclass
@@ -122,6 +207,31 @@ def _psql_bin() -> str:
         if cand and os.access(cand, os.X_OK):
             return cand
     raise RuntimeError("psql not found (apt-get install postgresql-client-15)")
+
+
+LOCAL_PG = Path(__file__).resolve().parents[2] / "scripts" / "local-pg.sh"
+
+
+def start_local_pg(data_dir: str, port: int, reaper: Reaper | None = None) -> tuple[str, bool]:
+    """The URL of the private cluster in data_dir (scripts/local-pg.sh), started if it was not
+    running, and whether this call started it. Only a cluster this call started is handed to
+    `reaper` to stop at exit (registered before starting it, so that an interruption during
+    the start stops it too); one that was already running belongs to someone else."""
+    status = subprocess.run([str(LOCAL_PG), "status", data_dir], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL).returncode
+    ours = status == 3  # 0: running; 3: not running; anything else: unknown, so not ours
+    if ours and reaper is not None:
+        reaper.call(lambda: stop_local_pg(data_dir, say=reaper.say),
+                    f"the PostgreSQL in {data_dir}")
+    out = subprocess.run([str(LOCAL_PG), "start", data_dir, str(port)], check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[-1], ours
+
+
+def stop_local_pg(data_dir: str, say=print) -> None:
+    subprocess.run([str(LOCAL_PG), "stop", data_dir], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    say(f"stopped the PostgreSQL it started in {data_dir}")
 
 
 def with_database(url: str, dbname: str) -> str:
@@ -348,14 +458,7 @@ class Server:
 
     def stop(self, timeout: float = 30.0) -> int | None:
         """SIGTERM (finishes what is in flight), SIGKILL after `timeout`."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                warn(f"server on port {self.port} ignored SIGTERM for {timeout:.0f} s: SIGKILL")
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, timeout, f"server on port {self.port}")
         if not self._log.closed:
             self._log.close()
         return self.proc.returncode
