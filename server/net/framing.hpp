@@ -43,9 +43,18 @@ class FrameReader {
   Event next(std::string& out);
   // True when part of a request has arrived (an EOF or timeout now cuts a request short).
   bool mid_request() const { return pos_ < buf_.size() || expected_ != kNone; }
+  // Bytes held: what was fed and not yet framed, plus at most the request framed last (kept
+  // until the next feed or until nothing else is left).
+  std::size_t buffered() const { return buf_.size(); }
+  // Bytes fed but not yet framed.
+  std::size_t unframed() const { return buf_.size() - pos_; }
+  // Forgets everything buffered (the connection is being closed) and frees its memory.
+  void discard();
 
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  // Empties buf_; a large buffer (from a large request) is freed rather than kept for life.
+  void clear_buffer();
   std::size_t max_bytes_;
   std::string buf_;
   std::size_t pos_ = 0;
