@@ -172,6 +172,13 @@ void ServerProcess::restart() {
   launch(flags);
 }
 
+long ServerProcess::resident_kib() const {
+  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
 std::string ServerProcess::log() const { return read_file(log_path_); }
 
 }  // namespace testing_support

@@ -18,6 +18,8 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   unsigned short port() const { return port_; }
+  // The server's resident memory now (VmRSS of /proc/<pid>/status), in KiB; -1 if unknown.
+  long resident_kib() const;
   // SIGTERM, then the exit status (the server finishes in-flight requests and exits 0).
   int stop();
   // SIGKILL: a crash.
