@@ -21,6 +21,7 @@
 #include "cli/serving_flags.hpp"
 #include "concurrency/model.hpp"
 #include "net/admin_http.hpp"
+#include "net/buffer_budget.hpp"
 #include "net/listener.hpp"
 #include "protocol/parse.hpp"
 #include "schema_sql.hpp"
@@ -45,6 +46,7 @@ struct Config {
   std::size_t max_request_bytes = 1 << 20;
   unsigned read_timeout_ms = 30000;
   std::size_t max_connections = 4096;
+  std::size_t max_buffered_bytes = net::kDefaultMaxBufferedBytes;
   protocol::ParseLimits parse_limits;  // --max-children, --max-id-length, ...
   app::Limits limits;                  // --max-accounts, --max-reply-bytes, ...
   app::HandlerLimits handler_limits;   // --heavy-request-bytes, --max-memory-bytes, ...
@@ -94,6 +96,12 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "the previous reply on a session); then it gets an error and is closed")(
       "max-connections", po::value(&cfg.max_connections)->default_value(cfg.max_connections),
       "open connections beyond this many are told 'Server busy' and closed at once")(
+      "max-buffered-bytes",
+      po::value(&cfg.max_buffered_bytes)->default_value(cfg.max_buffered_bytes),
+      "bytes all client connections together may buffer (requests being received or run, "
+      "replies not yet written); beyond it a connection whose request needs more gets 'Server "
+      "busy' and is closed, and connections with replies unwritten wait for their readers; "
+      "at least --max-request-bytes")(
       "max-children",
       po::value(&cfg.parse_limits.max_children)->default_value(cfg.parse_limits.max_children),
       "most children of one <create> or <transactions> (each <symbol>'s children count too); "
@@ -230,6 +238,12 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     exit_code = 2;
     return false;
   }
+  if (cfg.max_buffered_bytes < cfg.max_request_bytes) {
+    EXCHANGE_LOG(error) << "--max-buffered-bytes must be at least --max-request-bytes (else "
+                           "the largest request allowed could never be received)";
+    exit_code = 2;
+    return false;
+  }
   if (cfg.admin_port > 65535) {
     EXCHANGE_LOG(error) << "--admin-port must be at most 65535";
     exit_code = 2;
@@ -345,6 +359,7 @@ int main(int argc, char** argv) {
     options.limits.max_request_bytes = cfg.max_request_bytes;
     options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
     options.limits.max_connections = cfg.max_connections;
+    options.limits.budget = std::make_shared<net::BufferBudget>(cfg.max_buffered_bytes);
     auto model = concurrency::find_model(cfg.serving.model)->make(options);
 
     metrics.set_state([&exchange, &handler] {

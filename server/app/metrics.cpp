@@ -102,6 +102,15 @@ std::string Metrics::prometheus_text() {
   gauge("exchange_connections_open", "Client connections open now.", g.connections);
   counter("exchange_connections_refused_total",
           "Connections turned away with 'Server busy' (--max-connections).", g.refused);
+  gauge("exchange_buffered_bytes",
+        "Bytes client connections buffer now: requests being received or with the handler, "
+        "replies not yet written (bounded by --max-buffered-bytes).",
+        g.buffered_bytes);
+  gauge("exchange_buffered_bytes_limit", "--max-buffered-bytes.", g.buffered_limit);
+  counter("exchange_buffer_refusals_total",
+          "Connections told 'Server busy' and closed because client buffers were at "
+          "--max-buffered-bytes.",
+          g.buffer_refused);
   gauge("exchange_threads", "Threads of the concurrency model that run requests.", g.threads);
   gauge("exchange_busy_threads", "Of those, threads running a request now.", g.busy);
   gauge("exchange_queue_length", "Requests framed and waiting for a worker.", g.queued);

@@ -40,6 +40,11 @@ class Metrics {
     long connections = -1;
     long target = -1;
     long refused = -1;  // connections turned away ("Server busy") since the start
+    // The budget across connections (--max-buffered-bytes; Prometheus only): bytes charged
+    // now, the limit, and connections told "Server busy" and closed for it since the start.
+    long buffered_bytes = -1;
+    long buffered_limit = -1;
+    long buffer_refused = -1;
   };
   using GaugeFn = std::function<Gauges()>;
   struct DbCounters {

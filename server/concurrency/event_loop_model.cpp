@@ -22,9 +22,10 @@ class EventLoopModel : public Model {
                      policy->run(Job{std::move(payload), std::move(reply)});
                    });
     LoopStopper::Attachment attached(stopper_, loop);
-    metrics.set_gauges([&policy, &loop] {
+    metrics.set_gauges([this, &policy, &loop] {
       app::Metrics::Gauges g;
       policy->gauges(g);
+      budget_gauges(options_.limits, g);
       g.connections = static_cast<long>(loop.open_connections());
       g.refused = static_cast<long>(loop.refused_connections());
       return g;

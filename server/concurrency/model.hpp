@@ -47,4 +47,12 @@ const std::vector<ModelInfo>& all_models();
 // Null if no model has that name.
 const ModelInfo* find_model(const std::string& name);
 
+// The buffer budget's figures in a model's gauges (left out when there is no budget).
+inline void budget_gauges(const net::ConnectionLimits& limits, app::Metrics::Gauges& g) {
+  if (!limits.budget) return;
+  g.buffered_bytes = static_cast<long>(limits.budget->used());
+  g.buffered_limit = static_cast<long>(limits.budget->limit());
+  g.buffer_refused = static_cast<long>(limits.budget->refusals());
+}
+
 }  // namespace concurrency

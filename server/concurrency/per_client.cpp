@@ -30,6 +30,7 @@ class PerClient : public Model {
       g.threads = g.connections = static_cast<long>(open_.size());
       g.busy = static_cast<long>(busy_);
       g.refused = static_cast<long>(refuser_.refused());
+      budget_gauges(options_.limits, g);
       return g;
     });
     while (!stopping_) {

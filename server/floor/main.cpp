@@ -27,6 +27,7 @@
 #include "cli/serving_flags.hpp"
 #include "concurrency/model.hpp"
 #include "floor/floor_handler.hpp"
+#include "net/buffer_budget.hpp"
 #include "net/listener.hpp"
 #include "schema_sql.hpp"
 #include "store/batch_writer.hpp"
@@ -155,7 +156,9 @@ int main(int argc, char** argv) {
 
     net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));
     concurrency::ModelOptions options = cli::model_options(cfg.serving);
-    // options.limits: the server's defaults (request size, read timeout, connections).
+    // options.limits: the server's defaults (request size, read timeout, connections, and the
+    // buffer budget, as exchange-server's --max-buffered-bytes default).
+    options.limits.budget = std::make_shared<net::BufferBudget>(net::kDefaultMaxBufferedBytes);
     auto model = concurrency::find_model(cfg.serving.model)->make(options);
 
     batcher.start();

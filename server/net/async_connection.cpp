@@ -116,6 +116,9 @@ void AsyncConnection::write(std::string bytes) {
   out_ = std::move(bytes);
   asio::async_write(socket_, asio::buffer(out_),
                     [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                      // Not kept for the next write: a large reply would stay allocated,
+                      // uncounted, for the connection's life.
+                      std::string().swap(self->out_);
                       if (self->closed_) return;
                       self->guarded("write", [&] {
                         if (ec)
@@ -142,6 +145,9 @@ void AsyncConnection::start_deadline() {
 void AsyncConnection::close() {
   if (closed_) return;
   closed_ = true;
+  // After an exception the session may not know yet: it gives its bytes back to the budget
+  // now, not when the last handler holding this connection lets go (a no-op when it closed).
+  session_.failed();
   boost::system::error_code ignored;
   timer_.cancel();
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

@@ -27,12 +27,32 @@ std::string printable(std::string_view bytes) {
 }
 }  // namespace
 
+// Keeps the capacity of an ordinary buffer (one read) for the next request; more is freed.
+constexpr std::size_t kKeptCapacity = 32 * 1024;
+
 void FrameReader::feed(const char* data, std::size_t size) {
-  if (pos_ > 0 && pos_ == buf_.size()) {
-    buf_.clear();
+  // What was framed already goes first, so a client pipelining requests without pause (each
+  // read ending inside the next request) does not grow the buffer for ever.
+  if (pos_ == buf_.size()) {
+    clear_buffer();
+  } else if (pos_ > 0) {
+    buf_.erase(0, pos_);
     pos_ = 0;
   }
   buf_.append(data, size);
+}
+
+void FrameReader::discard() {
+  clear_buffer();
+  expected_ = kNone;
+}
+
+void FrameReader::clear_buffer() {
+  if (buf_.capacity() > kKeptCapacity)
+    std::string().swap(buf_);
+  else
+    buf_.clear();
+  pos_ = 0;
 }
 
 FrameReader::Event FrameReader::next(std::string& out) {
@@ -50,6 +70,7 @@ FrameReader::Event FrameReader::next(std::string& out) {
     pos_ = nl + 1;
     if (first_line_ && line == kSessionHello) {
       first_line_ = false;
+      if (pos_ == buf_.size()) clear_buffer();
       return Event::SessionHello;
     }
     first_line_ = false;
@@ -79,10 +100,7 @@ FrameReader::Event FrameReader::next(std::string& out) {
   out.assign(buf_, pos_, expected_);
   pos_ += expected_;
   expected_ = kNone;
-  if (pos_ == buf_.size()) {
-    buf_.clear();
-    pos_ = 0;
-  }
+  if (pos_ == buf_.size()) clear_buffer();
   return Event::Request;
 }
 

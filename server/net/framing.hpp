@@ -5,8 +5,11 @@
 // request (length line, then the XML) and the connection stays open for more requests.
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "net/buffer_budget.hpp"
 
 namespace net {
 
@@ -26,6 +29,17 @@ struct ConnectionLimits {
   // client that never reads holds at most this much (plus one reply), then its write deadline
   // closes it.
   std::size_t max_unsent_bytes = 256 * 1024;
+  // What every connection together may buffer (--max-buffered-bytes), shared by all of them;
+  // null: no bound across connections (each still has the bounds above). What a session
+  // charges and how it keeps to it: session.hpp.
+  std::shared_ptr<BufferBudget> budget;
+  // Input a connection may hold without asking the budget: one read of either driver (16 KiB),
+  // so a client sending ordinary requests, even pipelined, is never refused for the budget.
+  std::size_t unbudgeted_input_bytes = 16 * 1024;
+  // While the budget is exhausted only requests up to this size are taken: their replies are
+  // small (64 KiB at most with the default --max-reply-ratio), so a small client is still
+  // served, while a connection arriving then cannot add a large reply on top.
+  std::size_t small_request_bytes = 1024;
 };
 
 // The reply to a connection refused because `limit` connections are already open.
@@ -43,9 +57,18 @@ class FrameReader {
   Event next(std::string& out);
   // True when part of a request has arrived (an EOF or timeout now cuts a request short).
   bool mid_request() const { return pos_ < buf_.size() || expected_ != kNone; }
+  // Bytes held: what was fed and not yet framed, plus at most the request framed last (kept
+  // until the next feed or until nothing else is left).
+  std::size_t buffered() const { return buf_.size(); }
+  // Bytes fed but not yet framed.
+  std::size_t unframed() const { return buf_.size() - pos_; }
+  // Forgets everything buffered (the connection is being closed) and frees its memory.
+  void discard();
 
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  // Empties buf_; a large buffer (from a large request) is freed rather than kept for life.
+  void clear_buffer();
   std::size_t max_bytes_;
   std::string buf_;
   std::size_t pos_ = 0;

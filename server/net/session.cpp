@@ -1,5 +1,6 @@
 #include "net/session.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace net {
@@ -7,10 +8,27 @@ namespace net {
 Session::Session(const ConnectionLimits& limits)
     : limits_(limits), reader_(limits.max_request_bytes) {}
 
+Session::~Session() {
+  if (limits_.budget) limits_.budget->release(charged_);
+}
+
 void Session::started() { settle(); }
 
 void Session::received(const char* data, std::size_t size) {
   if (closed_) return;
+  const std::size_t allowance = limits_.unbudgeted_input_bytes;
+  const std::size_t after = reader_.unframed() + size;  // what the reader holds once fed
+  if (limits_.budget && after > allowance) {
+    // The new bytes beyond the allowance must fit in the budget; the rest is charged below,
+    // unconditionally, with everything else the session holds.
+    const std::size_t beyond = std::min(size, after - allowance);
+    if (!limits_.budget->try_charge(beyond)) {
+      refuse_for_budget();
+      settle();
+      return;
+    }
+    charged_ += beyond;
+  }
   reader_.feed(data, size);
   settle();
 }
@@ -74,18 +92,26 @@ bool Session::next(Action& out) {
 
 bool Session::wants_read() const {
   return !closed_ && !peer_eof_ && !busy_ && !stopping_ && !close_after_flush_ &&
-         !(served_ && !persistent_) && unsent_.size() + in_flight_ <= limits_.max_unsent_bytes;
+         !(served_ && !persistent_) && unsent() <= limits_.max_unsent_bytes && !stalled_by_budget();
+}
+
+bool Session::stalled_by_budget() const {
+  return limits_.budget && unsent() > 0 && limits_.budget->exhausted();
 }
 
 void Session::settle() {
   advance();
   flush();
+  account();
 }
 
 void Session::advance() {
   while (!closed_ && !close_after_flush_ && !busy_ && !stopping_) {
     if (served_ && !persistent_) return;  // one request per connection without a session
-    if (unsent_.size() + in_flight_ > limits_.max_unsent_bytes) return;  // let the peer read
+    if (unsent() > limits_.max_unsent_bytes) return;  // let the peer read
+    // A reply still being written waits for the peer; once it is written (or the write
+    // deadline closes a peer that does not read) this runs again.
+    if (stalled_by_budget()) return;
     std::string out;
     switch (reader_.next(out)) {
       case FrameReader::Event::NeedMore:
@@ -104,9 +130,15 @@ void Session::advance() {
         finish();
         return;
       case FrameReader::Event::Request:
+        if (limits_.budget && limits_.budget->exhausted() &&
+            out.size() > limits_.small_request_bytes) {
+          refuse_for_budget();  // never dispatched: nothing applied or journaled
+          return;
+        }
         served_ = true;
         busy_ = true;
         ++requests_;
+        dispatched_bytes_ = out.size();
         emit(Action::Kind::Dispatch, std::move(out));
         return;
     }
@@ -115,11 +147,35 @@ void Session::advance() {
 
 void Session::queue_send(std::string bytes) { unsent_ += bytes; }
 
+void Session::refuse_for_budget() {
+  limits_.budget->count_refusal();
+  queue_error(session_errors::kBuffersFull);
+  finish();
+}
+
+std::size_t Session::held() const {
+  if (closed_) return 0;
+  return reader_.buffered() + (busy_ ? dispatched_bytes_ : 0) + unsent();
+}
+
+void Session::account() {
+  if (!limits_.budget) return;
+  const std::size_t now = held();
+  if (now > charged_)
+    limits_.budget->charge(now - charged_);
+  else
+    limits_.budget->release(charged_ - now);
+  charged_ = now;
+}
+
 void Session::queue_error(const std::string& why) {
   queue_send(frame_reply(framing_error_reply(why), persistent_));
 }
 
-void Session::finish() { close_after_flush_ = true; }
+void Session::finish() {
+  close_after_flush_ = true;
+  reader_.discard();  // nothing more is framed: what is buffered goes back to the budget now
+}
 
 void Session::flush() {
   if (closed_) return;
@@ -143,6 +199,9 @@ void Session::close_now() {
   closed_ = true;
   busy_ = false;
   unsent_.clear();
+  in_flight_ = 0;
+  reader_.discard();
+  account();  // everything back to the budget
   // Whatever the driver has not taken yet is moot now: Close is the last action.
   actions_.clear();
   armed_ = Phase::None;

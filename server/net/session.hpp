@@ -17,6 +17,17 @@
 //     however slowly it trickles in), one for each write (a peer that does not read), none
 //     while a request is with the handler.
 //   - Only one Send is with the driver at a time; Close is the last action ever emitted.
+//   - The budget across connections (limits.budget, --max-buffered-bytes): the session charges
+//     to it every byte it holds (input not yet framed, the request with the handler, replies
+//     not yet written) and gives all of it back when it closes, however it closes (the
+//     destructor too). Input beyond limits.unbudgeted_input_bytes is taken only if the budget
+//     has room for it; otherwise the client gets kBuffersFull and the connection closes, with
+//     nothing dispatched. Replies are always queued (one may already be journaled), but while
+//     the budget is exhausted a connection that still has replies unwritten frames nothing
+//     more and stops reading, so the clients that do not read are the ones that stall, and
+//     their write deadline closes them; readers go on. While it is exhausted a request larger
+//     than limits.small_request_bytes is refused with kBuffersFull, so clients arriving then
+//     cannot add large replies either, while small ones are served.
 #include <cstddef>
 #include <deque>
 #include <string>
@@ -40,6 +51,9 @@ class Session {
   };
 
   explicit Session(const ConnectionLimits& limits);
+  ~Session();  // gives back whatever is still charged to the budget
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   // ---- events, from the driver ----
   void started();                                     // the connection was accepted
@@ -59,11 +73,13 @@ class Session {
   bool closed() const { return closed_; }
   bool persistent() const { return persistent_; }
   bool request_in_flight() const { return busy_; }
+  // Bytes charged to the budget now (0 without one, and once closed).
+  std::size_t charged() const { return charged_; }
 
  private:
   enum class Phase { None, AwaitingRequest, Writing };
 
-  // After every event: frame what the rules allow, then flush.
+  // After every event: frame what the rules allow, flush, account for what is held.
   void settle();
   // Frames and dispatches what has arrived, as far as the rules allow.
   void advance();
@@ -72,11 +88,22 @@ class Session {
   void flush();
   void queue_send(std::string bytes);
   void queue_error(const std::string& why);
-  // Closes once everything queued is written.
+  // Closes once everything queued is written; frames nothing more, so drops the input held.
   void finish();
   void close_now();
   void update_deadline();
   void emit(Action::Kind kind, std::string data = {});
+  // Replies queued or being written.
+  std::size_t unsent() const { return unsent_.size() + in_flight_; }
+  // The budget is exhausted and this connection has replies unwritten: it waits for its peer.
+  bool stalled_by_budget() const;
+  // "Server busy" for the budget (counted there), then close.
+  void refuse_for_budget();
+  // Bytes the session holds: what the reader has, the request with the handler, the replies
+  // (nothing once closed).
+  std::size_t held() const;
+  // Brings the budget's charge to held(); after every event, so it never drifts.
+  void account();
 
   ConnectionLimits limits_;
   FrameReader reader_;
@@ -95,8 +122,10 @@ class Session {
   // new write restarts it, the same one does not.
   Phase armed_ = Phase::None;
   std::size_t armed_seq_ = 0;
-  std::size_t requests_ = 0;  // dispatched so far: numbers the waits for a request
-  std::size_t sends_ = 0;     // Sends emitted so far: numbers the writes
+  std::size_t requests_ = 0;          // dispatched so far: numbers the waits for a request
+  std::size_t sends_ = 0;             // Sends emitted so far: numbers the writes
+  std::size_t dispatched_bytes_ = 0;  // size of the request with the handler
+  std::size_t charged_ = 0;           // bytes charged to limits_.budget
 };
 
 // The error texts a client can get from the session itself (not from the request handler).
@@ -105,6 +134,8 @@ inline constexpr const char* kTimedOut =
     "Bad framing: timed out waiting for the rest of the request";
 inline constexpr const char* kClosedEarly =
     "Bad framing: connection closed before the whole request arrived";
+inline constexpr const char* kBuffersFull =
+    "Server busy: buffered bytes over --max-buffered-bytes; retry later";
 }  // namespace session_errors
 
 }  // namespace net

@@ -28,8 +28,8 @@ core=(server/exchange/decimal.cpp server/exchange/order_book.cpp server/exchange
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_framing.cpp server/net/framing.cpp \
   server/protocol/render.cpp server/exchange/decimal.cpp -o "$out/fuzz_framing"
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_session.cpp server/net/session.cpp \
-  server/net/framing.cpp server/protocol/render.cpp server/exchange/decimal.cpp \
-  -o "$out/fuzz_session"
+  server/net/buffer_budget.cpp server/net/framing.cpp server/protocol/render.cpp \
+  server/exchange/decimal.cpp -o "$out/fuzz_session"
 
 for target in parse framing session; do
   echo "== fuzz_$target: $runs runs"

@@ -2,12 +2,17 @@
 // interleaved with random socket events (EOF, reset, timeout, write done, reply, shutdown),
 // as a hostile peer and an unlucky network can order them. It must never crash, and it must
 // keep the rules the drivers rely on: one Send at a time, one Dispatch at a time, no request
-// over the size limit, nothing after Close, no reading once closed, and bounded output.
+// over the size limit, nothing after Close, no reading once closed, and bounded output; and
+// the buffer budget's: the session's charge is always exactly what it holds (the budget
+// counts nothing else but a fixed charge standing for other connections), nothing once
+// closed, and nothing at all once the session is gone.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
+#include "net/buffer_budget.hpp"
 #include "net/session.hpp"
 
 namespace {
@@ -19,15 +24,24 @@ void check(bool ok) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size < 2) return 0;
+  if (size < 4) return 0;
   net::ConnectionLimits limits;
   limits.max_request_bytes = 1 + data[0] * 4;
   limits.max_unsent_bytes = 1 + data[1] * 8;
-  data += 2;
-  size -= 2;
+  // A budget as small as a few bytes (so every rule of it is reached), with a charge of other
+  // connections' that sometimes exhausts it from the start.
+  auto budget = std::make_shared<net::BufferBudget>(1 + data[2] * 16);
+  const std::size_t others = static_cast<std::size_t>(data[3]) * 8;
+  budget->charge(others);
+  limits.budget = budget;
+  limits.unbudgeted_input_bytes = 1 + data[2] % 64;
+  limits.small_request_bytes = data[3] % 32;
+  data += 4;
+  size -= 4;
 
   using Kind = net::Session::Action::Kind;
-  net::Session session(limits);
+  auto owned = std::make_unique<net::Session>(limits);
+  net::Session& session = *owned;
   bool sending = false, dispatched = false, closed = false, deadline = false;
   std::size_t pending_bytes = 0;  // Sent out by the session, not yet written
   auto drain = [&] {
@@ -57,6 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     check(!closed || !session.wants_read());
     check(!closed || session.closed());
+    check(budget->used() == others + session.charged());
+    check(!closed || session.charged() == 0);
   };
 
   session.started();
@@ -104,5 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // more than one reply (255 * 7 here) and one error or acknowledgement.
     check(pending_bytes <= limits.max_unsent_bytes + 255 * 7 + 4096);
   }
+  owned.reset();  // however it ended, or did not: everything charged comes back
+  check(budget->used() == others);
   return 0;
 }

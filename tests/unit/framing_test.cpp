@@ -1,6 +1,7 @@
 // net::FrameReader and reply framing (PROTOCOL.md section 2).
 #include "net/framing.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -304,6 +305,34 @@ TEST_CASE("mid_request says whether part of a request has arrived", "[framing]")
   CHECK_FALSE(h.mid_request());  // a session with no request yet
   CHECK(feed_all(h, "3\r\n").empty());
   CHECK(h.mid_request());
+}
+
+TEST_CASE(
+    "a client pipelining without pause (every read ending inside a request) does not grow "
+    "the buffer: it holds only what is not yet framed",
+    "[framing]") {
+  FrameReader r(1000);
+  const std::string one = "10\n0123456789";  // 13 bytes
+  std::string stream;
+  for (int i = 0; i < 10000; ++i) stream += one;
+  std::size_t framed = 0, largest = 0;
+  // 20-byte reads: each ends inside a request, so the buffer is never empty between reads.
+  for (std::size_t at = 0; at < stream.size(); at += 20) {
+    framed += feed_all(r, stream.substr(at, 20)).size();
+    largest = std::max(largest, r.buffered());
+  }
+  CHECK(framed == 10000);
+  CHECK(largest < 40);  // before: the whole stream, 130,000 bytes
+  CHECK(r.unframed() == 0);
+}
+
+TEST_CASE("discard drops what is buffered", "[framing]") {
+  FrameReader r(1 << 20);
+  feed_all(r, "500000\n" + std::string(400000, 'x'));
+  CHECK(r.buffered() > 400000);
+  r.discard();
+  CHECK(r.buffered() == 0);
+  CHECK(r.unframed() == 0);
 }
 
 TEST_CASE("frame_reply: persistent replies are length-framed", "[framing][reply]") {

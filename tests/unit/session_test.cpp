@@ -3,6 +3,7 @@
 // sockets, tests/e2e/hostile_clients_test.cpp).
 #include "net/session.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -285,4 +286,199 @@ TEST_CASE("shutdown: idle closes now, a request in flight is answered first", "[
   busy.write_done();
   CHECK(busy.closed);
   CHECK(busy.requests.size() == 1);  // the buffered second request is not started
+}
+
+// ---- the budget across connections (limits.budget, --max-buffered-bytes) ----
+
+namespace {
+
+net::ConnectionLimits with_budget(std::size_t bytes) {
+  net::ConnectionLimits limits;
+  limits.budget = std::make_shared<net::BufferBudget>(bytes);
+  return limits;
+}
+
+bool refused_for_budget(const Driver& d) {
+  return d.written.find(net::session_errors::kBuffersFull) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("budget: a session charges exactly what it holds, and nothing once it is done",
+          "[session][budget]") {
+  auto limits = with_budget(1 << 20);
+  auto& budget = *limits.budget;
+  Driver d(limits);
+  d.feed("EXCHANGE-SESSION 1\n");
+  CHECK(budget.used() == net::kSessionAccept.size());  // the acknowledgement being written
+  d.write_done();
+  CHECK(budget.used() == 0);
+  const std::string payload(100, 'p');
+  d.feed("100\n" + payload.substr(0, 30));
+  CHECK(budget.used() == 34);  // the input so far
+  d.feed(payload.substr(30));
+  REQUIRE(d.requests.size() == 1);
+  CHECK(budget.used() == 100);  // the request, while the handler has it
+  d.reply("<r/>");
+  CHECK(budget.used() == frame("<r/>").size());  // the reply, until it is written
+  CHECK(d.session.charged() == budget.used());
+  d.write_done();
+  CHECK(budget.used() == 0);
+  d.eof();
+  CHECK(d.closed);
+  CHECK(budget.used() == 0);
+}
+
+TEST_CASE("budget: every way a session ends gives back all it held", "[session][budget]") {
+  auto limits = with_budget(1 << 20);
+  auto& budget = *limits.budget;
+  {
+    Driver reset(limits);  // reset inside a request
+    reset.feed("1000\n<partial");
+    CHECK(budget.used() > 0);
+    reset.reset();
+    CHECK(budget.used() == 0);
+  }
+  {
+    Driver reset_writing(limits);  // reset while a reply is being written
+    reset_writing.feed(frame("<a/>"));
+    reset_writing.reply(std::string(5000, 'r'));
+    CHECK(budget.used() == 5000);
+    reset_writing.reset();
+    CHECK(budget.used() == 0);
+  }
+  {
+    Driver eof(limits);  // EOF inside a request: the error is written, then close
+    eof.feed("1000\n<partial");
+    eof.eof();
+    CHECK(budget.used() == eof.session.charged());  // only the error now
+    eof.write_done();
+    CHECK(eof.closed);
+    CHECK(budget.used() == 0);
+  }
+  {
+    Driver stalled(limits);  // a peer that never reads: the write deadline
+    stalled.feed(frame("<a/>"));
+    stalled.reply(std::string(5000, 'r'));
+    stalled.timeout();
+    CHECK(stalled.closed);
+    CHECK(budget.used() == 0);
+  }
+  {
+    Driver stopping(limits);  // shutdown with a request in flight: its reply, then close
+    stopping.feed("EXCHANGE-SESSION 1\n" + frame("<a/>") + "5\n<b");
+    stopping.write_done();
+    stopping.stop();
+    stopping.reply("<r/>");
+    stopping.write_done();
+    CHECK(stopping.closed);
+    CHECK(budget.used() == 0);
+  }
+  {
+    Driver late(limits);  // reset while the handler runs: the late reply is not charged
+    late.feed(frame("<a/>"));
+    late.reset();
+    late.session.replied(std::string(5000, 'r'));
+    CHECK(budget.used() == 0);
+  }
+  {
+    // Destroyed while holding bytes (an exception unwinding a driver): given back too.
+    Driver dropped(limits);
+    dropped.feed("EXCHANGE-SESSION 1\n" + frame("<a/>") + "1000\n<partial");
+    CHECK(budget.used() > 0);
+  }
+  CHECK(budget.used() == 0);
+}
+
+TEST_CASE(
+    "budget: input beyond the allowance is taken only while the budget has room; otherwise "
+    "'Server busy' names the flag, nothing is dispatched, and the connection closes",
+    "[session][budget]") {
+  auto limits = with_budget(1000);
+  limits.unbudgeted_input_bytes = 100;
+  auto& budget = *limits.budget;
+  budget.charge(900);                                        // what other connections hold
+  const std::string head = "2000\n" + std::string(80, 'x');  // 85 bytes: within the allowance
+
+  Driver d(limits);
+  d.feed(head);
+  CHECK_FALSE(refused_for_budget(d));
+  CHECK(budget.used() == 985);
+  d.feed(std::string(100, 'x'));  // 85 beyond the allowance do not fit
+  CHECK(refused_for_budget(d));
+  CHECK(d.requests.empty());
+  CHECK(budget.refusals() == 1);
+  CHECK_FALSE(d.session.wants_read());
+  d.write_done();
+  CHECK(d.closed);
+  CHECK(budget.used() == 900);
+
+  auto roomier = limits;  // with room, the same request is taken whole
+  roomier.budget = std::make_shared<net::BufferBudget>(3000);
+  Driver roomy(roomier);
+  roomy.feed(head);
+  roomy.feed(std::string(1920, 'x'));
+  CHECK_FALSE(refused_for_budget(roomy));
+  CHECK(roomy.requests.size() == 1);
+}
+
+TEST_CASE("budget: while it is exhausted a small request is served and a larger one refused",
+          "[session][budget]") {
+  auto limits = with_budget(1000);
+  limits.budget->charge(5000);  // other connections' replies, unread
+  Driver small(limits);
+  small.feed(frame(std::string(limits.small_request_bytes, 's')));
+  REQUIRE(small.requests.size() == 1);
+  small.reply("<r/>");
+  small.write_done();
+  CHECK(small.written == "<r/>");
+
+  Driver large(limits);  // within the input allowance, but over the small-request size
+  large.feed(frame(std::string(limits.small_request_bytes + 1, 'l')));
+  CHECK(large.requests.empty());
+  CHECK(refused_for_budget(large));
+  large.write_done();
+  CHECK(large.closed);
+  CHECK(limits.budget->used() == 5000);
+}
+
+TEST_CASE(
+    "budget: while it is exhausted a session with replies unwritten frames nothing more and "
+    "stops reading, until its peer reads or the write deadline closes it; readers go on",
+    "[session][budget]") {
+  auto limits = with_budget(1000);
+  auto& budget = *limits.budget;
+  // A non-reader: its first reply (2000 bytes) exhausts the budget and is never written.
+  Driver non_reader(limits);
+  non_reader.feed(frame("<q1/>"));
+  non_reader.reply(std::string(2000, 'r'));
+  CHECK(budget.exhausted());
+
+  Driver slow(limits);  // a session whose reader lags: stalled while its reply is unwritten
+  slow.feed("EXCHANGE-SESSION 1\n");
+  slow.write_done();
+  slow.feed(frame("<a/>") + frame("<b/>"));
+  slow.reply("<ra/>");
+  CHECK(slow.requests.size() == 1);  // <b/> waits: the reply to <a/> is still unwritten
+  CHECK_FALSE(slow.session.wants_read());
+  slow.write_done();                 // the peer read it
+  CHECK(slow.requests.size() == 2);  // so <b/> goes on, even with the budget still exhausted
+  slow.reply("<rb/>");
+  slow.write_done();
+  CHECK(slow.session.wants_read());
+
+  Driver reader(limits);  // a reader arriving now is served request after request
+  reader.feed("EXCHANGE-SESSION 1\n");
+  reader.write_done();
+  for (int i = 0; i < 3; ++i) {
+    reader.feed(frame("<q/>"));
+    REQUIRE(reader.requests.size() == static_cast<std::size_t>(i + 1));
+    reader.reply("<r/>");
+    reader.write_done();
+  }
+
+  non_reader.timeout();  // the write deadline
+  CHECK(non_reader.closed);
+  CHECK_FALSE(budget.exhausted());
+  CHECK(budget.used() == 0);
 }
