@@ -13,7 +13,7 @@
 # socket lives inside the data dir so it never collides with /var/run/postgresql.
 #
 # Ports: the project's clusters use 25432 (tests), 25600/25601 (study), 25777/25888/25999
-# (soak, benchmark, overload), 26000 (profile), 5433 (run.sh): all below Linux's ephemeral range (32768-60999),
+# (soak, benchmark, overload), 25442 (abuse), 26000 (profile), 5433 (run.sh): all below Linux's ephemeral range (32768-60999),
 # because a restart on a port inside it fails with "Address already in use" whenever some
 # client connection happens to hold that number as its local port.
 #
