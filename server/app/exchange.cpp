@@ -38,8 +38,10 @@ Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopF
           [this](store::Batch&& committed) {
             const std::int64_t through = committed.journal.back().seq;
             projector_.enqueue(std::move(committed), through);
-            // Backpressure: the commit thread, and so every reply, waits while the projection
-            // is too far behind. Only a projector that cannot write for a long time gets here.
+            // Backpressure, the last resort: the commit thread, and so every reply, waits while
+            // the projection is too far behind. Large requests stop starting well before this
+            // (projection_behind(), RequestHandler), so only a projector that cannot write for
+            // a long time, or a flood of small requests, gets here.
             projector_.wait_pending_below(kMaxProjectionRows);
           }),
       archive_({options_.conninfo, options_.db_timeout, options_.archive_connections}) {}
@@ -130,6 +132,11 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
   Admission admission = Admission::live(options_.limits, payload.size());
   store::Ticket ticket;
   bool journaled = false;  // its entry joined the open batch: the reply waits for its commit
+  // Before waiting for the engine lock, which a reload holds while it reads PostgreSQL (for as
+  // long as the database takes to answer): requests arriving then hear "unavailable" at once.
+  // Checked again under the lock, where it is exact.
+  if (fenced_) return send(Outcome::Fenced, {});
+  if (!available_) return send(Outcome::Unavailable, {});
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
     if (fenced_) return send(Outcome::Fenced, {});

@@ -67,6 +67,11 @@ class Exchange {
   // Commits pause while this many rows wait to be projected (about 200 MB of queued effects;
   // a restart replays at most about as many journal entries).
   static constexpr std::size_t kMaxProjectionRows = 1000000;
+  // Past this many rows waiting to be projected, large requests wait before they start, so the
+  // rows they make cannot push the projection to kMaxProjectionRows, where every reply waits.
+  static constexpr std::size_t kSoftProjectionRows = 500000;
+  // Whether the projection is past kSoftProjectionRows. Lock-free enough for every request.
+  bool projection_behind() const { return projector_.pending_rows() >= kSoftProjectionRows; }
 
   // How a submitted request ended.
   enum class Outcome {

@@ -1,12 +1,14 @@
 #include "app/heavy_requests.hpp"
 
+#include <chrono>
 #include <utility>
 
 #include "util/log.hpp"
 
 namespace app {
 
-HeavyRequests::HeavyRequests(HeavyLimits limits) : limits_(limits), thread_([this] { loop(); }) {}
+HeavyRequests::HeavyRequests(HeavyLimits limits, Pause pause)
+    : limits_(limits), pause_(std::move(pause)), thread_([this] { loop(); }) {}
 
 HeavyRequests::~HeavyRequests() {
   {
@@ -43,7 +45,8 @@ bool HeavyRequests::submit(std::size_t bytes, Run run, std::function<void()> ref
 
 HeavyRequests::Counts HeavyRequests::counts() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return {state_->queue.size(), state_->queued_bytes, state_->in_flight_bytes, state_->refused};
+  return {state_->queue.size(), state_->queued_bytes, state_->in_flight_bytes, state_->refused,
+          state_->paused};
 }
 
 void HeavyRequests::loop() {
@@ -58,6 +61,17 @@ void HeavyRequests::loop() {
              s.in_flight_bytes + s.queue.front().bytes <= limits_.in_flight_bytes;
     });
     if (s.stopping) return;
+    if (pause_) {
+      lock.unlock();
+      const bool wait = pause_();
+      lock.lock();
+      s.paused = wait;
+      if (wait) {
+        // Polled: what clears it (the projector's progress) does not know about this queue.
+        s.wake.wait_for(lock, std::chrono::milliseconds(20), [&] { return s.stopping; });
+        continue;
+      }
+    }
     Waiting w = std::move(s.queue.front());
     s.queue.pop_front();
     s.queued_bytes -= w.bytes;

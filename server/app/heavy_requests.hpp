@@ -9,7 +9,8 @@
 // requests add to a group commit, so a commit stays well inside --db-timeout-ms and a light
 // request waits for at most that much ahead of it. Heavy requests that cannot start yet wait
 // in order, up to `queued_bytes`; past that they are refused at once ("Server busy"), before
-// anything is parsed or journaled.
+// anything is parsed or journaled. While `pause` says so (the projection is far behind), none
+// starts: the rows they would make wait with them, and small requests are not held up.
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +35,10 @@ class HeavyRequests {
   using Finished = std::function<void()>;
   using Run = std::function<void(Finished finished)>;
 
-  explicit HeavyRequests(HeavyLimits limits);
+  // Whether heavy requests must wait before starting (polled while one is waiting).
+  using Pause = std::function<bool()>;
+
+  explicit HeavyRequests(HeavyLimits limits, Pause pause = nullptr);
   // Runs nothing more; requests still waiting are passed to `refuse` of their submit().
   ~HeavyRequests();
   HeavyRequests(const HeavyRequests&) = delete;
@@ -49,6 +53,7 @@ class HeavyRequests {
   struct Counts {
     std::size_t queued = 0, queued_bytes = 0, in_flight_bytes = 0;
     std::uint64_t refused = 0;
+    bool paused = false;  // waiting for `pause` to clear
   };
   Counts counts() const;
 
@@ -66,11 +71,13 @@ class HeavyRequests {
     std::size_t queued_bytes = 0;
     std::size_t in_flight_bytes = 0;
     std::uint64_t refused = 0;
+    bool paused = false;
     bool stopping = false;
   };
   void loop();
 
   const HeavyLimits limits_;
+  const Pause pause_;
   std::shared_ptr<State> state_ = std::make_shared<State>();
   std::thread thread_;  // last: started once everything above is ready
 };

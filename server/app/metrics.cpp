@@ -149,6 +149,9 @@ std::string Metrics::prometheus_text() {
   gauge("exchange_heavy_bytes_in_flight",
         "Bytes of large requests started and not yet answered (--max-heavy-bytes-in-flight).",
         st.heavy_in_flight_bytes);
+  gauge("exchange_heavy_paused",
+        "1 while large requests wait for the projection to catch up (500,000 rows behind).",
+        st.heavy_paused);
   counter("exchange_heavy_requests_refused_total",
           "Large requests refused at once: too many were waiting (--max-heavy-bytes-queued).",
           st.heavy_refused);

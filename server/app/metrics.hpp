@@ -102,6 +102,7 @@ class Metrics {
     long heavy_queued = -1;           // heavy requests waiting for their turn (HeavyRequests)
     long heavy_in_flight_bytes = -1;  // bytes of heavy requests started, not yet answered
     long heavy_refused = -1;          // heavy requests refused: the queue was full
+    long heavy_paused = -1;           // 1 while heavy requests wait for the projection
     long memory_resident_bytes = -1;  // the process's resident memory (MemoryBudget)
     long memory_refused = -1;         // requests refused over the memory budget
   };

@@ -74,7 +74,7 @@ RequestHandler::RequestHandler(Exchange& exchange, Metrics& metrics, HandlerLimi
     : exchange_(exchange),
       metrics_(metrics),
       memory_(limits.max_memory_bytes),
-      heavy_(limits.heavy) {}
+      heavy_(limits.heavy, [&exchange] { return exchange.projection_behind(); }) {}
 
 void RequestHandler::handle(std::string_view payload, Reply done) {
   if (!heavy_.is_heavy(payload.size())) return run(payload, std::move(done));
@@ -113,6 +113,7 @@ void RequestHandler::fill(Metrics::StateGauges& gauges) {
   gauges.heavy_queued = static_cast<long>(heavy.queued);
   gauges.heavy_in_flight_bytes = static_cast<long>(heavy.in_flight_bytes);
   gauges.heavy_refused = static_cast<long>(heavy.refused);
+  gauges.heavy_paused = heavy.paused ? 1 : 0;
   gauges.memory_resident_bytes = static_cast<long>(memory_.resident());
   gauges.memory_refused = static_cast<long>(memory_.refusals());
 }
