@@ -372,7 +372,8 @@ step_ok "exit 0; $(grep -m1 'stopped after' "$DIR/container.log" | sed 's/^excha
 # ---- 5. the compose stack ---------------------------------------------------------------
 # docker/docker-compose.yml as shipped, with only the variables it documents set: the image
 # just built (EXCHANGE_IMAGE, so compose does not build again), this checkout's host ports,
-# EXCHANGE_PUBLISH_ADDR empty (its default, 127.0.0.1, is what is checked), and the
+# EXCHANGE_PUBLISH_ADDR unset (its default, 127.0.0.1, is what is checked; not set empty:
+# Debian's podman-compose 1.0.3 reads ${VAR:-default} as ${VAR-default}), and the
 # PostgreSQL image by its full name (EXCHANGE_POSTGRES_IMAGE: podman would otherwise prefer a
 # localhost/postgres:15 stand-in to a pulled docker.io one).
 PG_OFFICIAL=docker.io/library/postgres:15
@@ -380,7 +381,7 @@ STANDIN_TITLE=postgres-standin
 pg_image=""
 compose_extra=()
 compose_cmd() {
-  env EXCHANGE_IMAGE="$IMAGE" EXCHANGE_POSTGRES_IMAGE="$pg_image" EXCHANGE_PUBLISH_ADDR= \
+  env -u EXCHANGE_PUBLISH_ADDR EXCHANGE_IMAGE="$IMAGE" EXCHANGE_POSTGRES_IMAGE="$pg_image" \
     EXCHANGE_PUBLISH_PORT="$COMPOSE_PORT" EXCHANGE_ADMIN_PUBLISH_PORT="$COMPOSE_ADMIN_PORT" \
     "${compose_bin[@]}" -p "$PROJECT" -f docker/docker-compose.yml "${compose_extra[@]}" "$@"
 }
@@ -529,9 +530,9 @@ step_ok "db after $db_t s, exchange after $ex_t s (exchange restarts: $restarts)
 step "published on 127.0.0.1 only"
 ports=$("$engine" port "$ex_c")
 grep -Eq "^12345/tcp -> 127\.0\.0\.1:$COMPOSE_PORT\$" <<<"$ports" \
-  || fail "the trading port is not published on 127.0.0.1:$COMPOSE_PORT: $(tr '\n' ';' <<<"$ports")"
+  || fail "the trading port is not published on 127.0.0.1:$COMPOSE_PORT: $(paste -sd, <<<"$ports") (EXCHANGE_PUBLISH_ADDR in docker/.env?)"
 grep -Eq "^9100/tcp -> 127\.0\.0\.1:$COMPOSE_ADMIN_PORT\$" <<<"$ports" \
-  || fail "the admin port is not published on 127.0.0.1:$COMPOSE_ADMIN_PORT: $(tr '\n' ';' <<<"$ports")"
+  || fail "the admin port is not published on 127.0.0.1:$COMPOSE_ADMIN_PORT: $(paste -sd, <<<"$ports")"
 # And not reachable on the host's other addresses.
 other=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | grep -v '^127\.' | head -n 1 || true)
 if [[ -n "$other" ]]; then
