@@ -7,7 +7,13 @@
 #      the last pip-installable Compose), or, if that cannot be installed, a
 #      JSON-schema check against the Compose spec schema that release ships;
 #   4. `podman-compose config` resolves the whole file (every profile), and the
-#      exchange service's health check is a command the image has;
+#      exchange service's health check is a command the image has; every published
+#      port is on 127.0.0.1 unless EXCHANGE_PUBLISH_ADDR says otherwise (the raw file,
+#      and the file as podman-compose resolves it with the variable unset);
+#   5. the postgres:15 stand-in (docker/postgres-standin): hadolint, `bash -n`, and the
+#      parts of the official image's contract the compose file relies on (grep).
+# Also: docker/Dockerfile starts with its syntax directive (it uses RUN --mount) and
+# its build cache mount's id is a build argument (one cache per checkout).
 # The tools live in venvs under .local/venv-docker-check and
 # .local/venv-podman-compose (made once, reused); podman-compose also needs the
 # podman binary (Debian package, apt-get installed when missing; the Debian
@@ -23,10 +29,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 DOCKERFILE=docker/Dockerfile
 COMPOSE=docker/docker-compose.yml
+STANDIN=docker/postgres-standin
 VENV=.local/venv-docker-check
 COMPOSE_VERSION=1.29.2
-PC_VENV=.local/venv-podman-compose
-PODMAN_COMPOSE_VERSION=1.6.0
 
 fail() {
   echo "FAIL: $*" >&2
@@ -45,8 +50,24 @@ for script in scripts/install-deps.sh scripts/build.sh; do
     || fail "$DOCKERFILE no longer RUNs $script: the image would not be built the way CI builds"
   [[ -x "$script" ]] || fail "$script is missing or not executable"
 done
-[[ -x docker/entrypoint.sh ]] || fail "docker/entrypoint.sh is missing or not executable"
-[[ -x docker/healthcheck.sh ]] || fail "docker/healthcheck.sh is missing or not executable"
+for f in docker/entrypoint.sh docker/healthcheck.sh "$STANDIN/docker-entrypoint.sh"; do
+  [[ -x "$f" ]] || fail "$f is missing or not executable"
+  bash -n "$f" || fail "$f: bash syntax error"
+done
+# RUN --mount needs BuildKit's Dockerfile syntax 1.2 or later; the directive must be the
+# very first line (after anything else it is an ordinary comment).
+[[ "$(head -n 1 "$DOCKERFILE")" == "# syntax=docker/dockerfile:1" ]] \
+  || fail "$DOCKERFILE: the first line must be '# syntax=docker/dockerfile:1' (it uses RUN --mount)"
+# The build directory's cache mount is shared by every build on the machine with the same
+# id: the id must come from a build argument (run_image.sh passes one per checkout).
+mounts=$(grep -oE -- '--mount=type=cache[^[:space:]]*' <<<"$instructions" || true)
+[[ -n "$mounts" ]] || fail "$DOCKERFILE has no RUN --mount=type=cache (the build directory's cache)"
+while IFS= read -r m; do
+  [[ "$m" =~ (^|,)id=\$\{?EXCHANGE_BUILD_CACHE_ID\}?(,|$) ]] \
+    || fail "$DOCKERFILE: '$m' has a fixed cache id; use id=\${EXCHANGE_BUILD_CACHE_ID} (one cache per checkout)"
+done <<<"$mounts"
+grep -Eq '^ARG[[:space:]]+EXCHANGE_BUILD_CACHE_ID=' "$DOCKERFILE" \
+  || fail "$DOCKERFILE: no 'ARG EXCHANGE_BUILD_CACHE_ID=<default>' for the cache mount's id"
 # BuildKit and buildah read docker/Dockerfile.dockerignore instead of .dockerignore: it
 # must leave out at least what .dockerignore does.
 while IFS= read -r pattern; do
@@ -54,7 +75,7 @@ while IFS= read -r pattern; do
   grep -qxF -- "$pattern" docker/Dockerfile.dockerignore \
     || fail "docker/Dockerfile.dockerignore lacks '$pattern' of .dockerignore (it replaces it)"
 done <.dockerignore
-echo "ok: $DOCKERFILE runs scripts/install-deps.sh and scripts/build.sh"
+echo "ok: $DOCKERFILE runs scripts/install-deps.sh and scripts/build.sh, has its syntax directive and a per-checkout cache id"
 
 # ---- tools --------------------------------------------------------------------
 mkdir -p .local
@@ -115,8 +136,10 @@ flock -u 9
 # ---- 2. hadolint ----------------------------------------------------------------
 # Every finding fails, info level included; exceptions live in the Dockerfile,
 # each as a "# hadolint ignore=" with its reason.
-"$VENV/bin/hadolint" --failure-threshold info "$DOCKERFILE" || fail "hadolint found problems in $DOCKERFILE"
-echo "ok: hadolint $DOCKERFILE"
+for f in "$DOCKERFILE" "$STANDIN/Dockerfile"; do
+  "$VENV/bin/hadolint" --failure-threshold info "$f" || fail "hadolint found problems in $f"
+  echo "ok: hadolint $f"
+done
 
 # ---- 3. compose file ------------------------------------------------------------
 case "$validator" in
@@ -149,10 +172,36 @@ grep -Eq "^COPY[[:space:]].*[[:space:]]/usr/local/bin/${health_cmd}\$" "$DOCKERF
   || fail "$COMPOSE's exchange health check runs '$health_cmd', which $DOCKERFILE does not install in /usr/local/bin"
 grep -Eq '^ *restart: *unless-stopped' "$COMPOSE" || fail "$COMPOSE has no restart policy"
 echo "ok: the exchange service's health check runs $health_cmd, which the image has"
+# The protocol has no authentication: nothing is published beyond the host's loopback unless
+# the user says so. Every `ports:` entry starts with 127.0.0.1 or ${EXCHANGE_PUBLISH_ADDR:-127.0.0.1}.
+ports=$(sed -n '/^ *ports:/,/^ *[a-z_]*:/p' "$COMPOSE" | sed -nE 's/^ *- *"?([^"]*)"?.*$/\1/p')
+[[ -n "$ports" ]] || fail "$COMPOSE publishes no ports?"
+while IFS= read -r p; do
+  [[ "$p" == 127.0.0.1:* || "$p" == '${EXCHANGE_PUBLISH_ADDR:-127.0.0.1}:'* ]] \
+    || fail "$COMPOSE publishes '$p' beyond 127.0.0.1 (the protocol has no authentication)"
+done <<<"$ports"
+grep -qF '"${EXCHANGE_PUBLISH_ADDR:-127.0.0.1}:${EXCHANGE_PUBLISH_PORT:-12345}:12345"' "$COMPOSE" \
+  || fail "$COMPOSE: the trading port is not published as \${EXCHANGE_PUBLISH_ADDR:-127.0.0.1}:\${EXCHANGE_PUBLISH_PORT:-12345}:12345"
+echo "ok: every published port is on 127.0.0.1 by default ($(wc -l <<<"$ports") entries)"
+
+# ---- 5. the postgres:15 stand-in ----------------------------------------------------------
+# What docker-compose.yml's db service relies on: the environment it sets, the volume path,
+# the `postgres` command with -c flags, pg_isready for its health check.
+for pattern in POSTGRES_PASSWORD POSTGRES_USER POSTGRES_DB /docker-entrypoint-initdb.d \
+  'host all all all' setpriv 'exec "\$@"'; do
+  grep -q -- "$pattern" "$STANDIN/docker-entrypoint.sh" \
+    || fail "$STANDIN/docker-entrypoint.sh no longer mentions '$pattern' (official image contract)"
+done
+for pattern in 'PGDATA=/var/lib/postgresql/data' 'VOLUME /var/lib/postgresql/data' \
+  'postgresql-15' "listen_addresses = '\*'" 'create_main_cluster' 'ENTRYPOINT \["docker-entrypoint.sh"\]' \
+  'CMD \["postgres"\]' 'STOPSIGNAL SIGINT'; do
+  grep -q -- "$pattern" "$STANDIN/Dockerfile" || fail "$STANDIN/Dockerfile lacks '$pattern'"
+done
+grep -Eq '^ *test: \["CMD-SHELL", "pg_isready ' "$COMPOSE" \
+  || fail "$COMPOSE: the db health check is no longer pg_isready (the stand-in is checked for it)"
+echo "ok: $STANDIN keeps the parts of the postgres image's contract the compose file uses"
 
 podman_compose_missing=""
-exec 9>"$PC_VENV.lock"
-flock 9
 if ! command -v podman >/dev/null; then
   sudo_cmd=()
   [[ $EUID -eq 0 ]] || sudo_cmd=(sudo)
@@ -162,17 +211,19 @@ if ! command -v podman >/dev/null; then
       install --no-install-recommends podman runc >/dev/null \
     || podman_compose_missing="podman cannot be installed (apt-get failed)"
 fi
-if [[ -z "$podman_compose_missing" && ! -x "$PC_VENV/bin/podman-compose" ]]; then
-  { python3 -m venv "$PC_VENV" \
-    && "$PC_VENV/bin/python" -m pip --disable-pip-version-check -q install "podman-compose==$PODMAN_COMPOSE_VERSION"; } \
-    || { rm -rf "$PC_VENV"; podman_compose_missing="podman-compose $PODMAN_COMPOSE_VERSION cannot be installed (pip)"; }
+podman_compose=""
+if [[ -z "$podman_compose_missing" ]]; then
+  podman_compose=$(tests/docker/podman_compose.sh 2>"$VENV.podman-compose.err") \
+    || podman_compose_missing=$(tail -n 1 "$VENV.podman-compose.err")
 fi
-flock -u 9
 if [[ -n "$podman_compose_missing" ]]; then
   skip "$podman_compose_missing: 'podman-compose config' NOT RUN (checks 1-3 passed)"
 fi
 # --profile bench: resolve the profiled service as well. podman-compose checks less than
 # docker-compose (YAML, structure, interpolation, depends_on targets), so both run.
-"$PC_VENV/bin/podman-compose" -f "$COMPOSE" --profile bench config >/dev/null \
+resolved=$(env -u EXCHANGE_PUBLISH_ADDR -u EXCHANGE_PUBLISH_PORT -u EXCHANGE_ADMIN_PUBLISH_PORT \
+  "$podman_compose" -f "$COMPOSE" --profile bench config) \
   || fail "podman-compose config rejected $COMPOSE"
-echo "ok: podman-compose $PODMAN_COMPOSE_VERSION config $COMPOSE"
+grep -Eq "^ *- '?127\.0\.0\.1:12345:12345'?\$" <<<"$resolved" \
+  || fail "podman-compose config: the trading port does not resolve to 127.0.0.1:12345:12345 by default"
+echo "ok: $("$podman_compose" --version 2>/dev/null | grep -m1 -i 'podman-compose' || echo podman-compose) config $COMPOSE"

@@ -16,25 +16,47 @@
 #      (examples/*.xml sent by EXCHANGE_CLIENT_BIN, replies compared with
 #      tests/docker/worked_example.expected), that the image's own client works, that /healthz
 #      answers 200 (once the server has --admin-port), and that it exits 0 on stop (SIGTERM);
-#   5. brings docker/docker-compose.yml up where the official postgres:15 image can be had;
-#      where it cannot (offline) it prints "NOT RUN: postgres:15 image unavailable offline".
+#   5. brings docker/docker-compose.yml up (services db and exchange) and checks it the way a
+#      user would use it: PostgreSQL from the official postgres:15 image, or, where that
+#      cannot be pulled (offline, as here), from the stand-in docker/postgres-standin built
+#      from the Debian base and tagged postgres:15; podman-compose (tests/docker/podman_compose.sh,
+#      pip, else Debian's) or `docker compose`; waits until both services are healthy (podman
+#      runs no health-check timers without systemd, so the wait loop runs the checks itself:
+#      `podman healthcheck run`); checks that the published ports are on 127.0.0.1 only,
+#      sends the worked example to the published trading port and compares the replies,
+#      scrapes /metrics on the published admin port (exchange_journal_seq), then `down -v`
+#      and checks that no container, pod, volume or network of the project is left.
 #
-# Prints each step with its duration; the full build log is .local/docker/build.log. Every
-# container it starts is removed at the end (and leftovers of a killed run at the start).
+# Prints each step with its duration; the full build log is .local/docker/build.log, compose's
+# output .local/docker/compose.log. Every container it starts is removed at the end, also on
+# failure (and leftovers of a killed run at the start); so are the compose project's volume
+# and network.
 # Exit: 0 ok, 1 failure, 77 SKIPPED (only when no container tool can be installed or run).
 #
+# Names are per checkout (<id> = the first 8 hex digits of sha256 of the checkout's path), so
+# checkouts sharing a machine neither use each other's image or build cache nor remove each
+# other's containers: image localhost/exchange:docker-test-<id>, containers
+# exchange-docker-test-<id>-*, compose project exchange-docker-test-<id>, build cache mount
+# exchange-build-<id> (the Dockerfile's EXCHANGE_BUILD_CACHE_ID).
+#
 # Environment: EXCHANGE_DOCKER_TEST_PORT (trading port, default 25346; the admin port is the
-# next one), DEBIAN_MIRROR (for debootstrap, default http://deb.debian.org/debian),
+# next one; the compose stack publishes the two after those: 25348 and 25349),
+# DEBIAN_MIRROR (for debootstrap, default http://deb.debian.org/debian),
 # CONTAINER_ENGINE=docker|podman to choose.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
 
 DIR=.local/docker
-IMAGE=localhost/exchange:docker-test
-NAME_PREFIX=exchange-docker-test
+CHECKOUT_ID=$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)
+IMAGE=localhost/exchange:docker-test-$CHECKOUT_ID
+NAME_PREFIX=exchange-docker-test-$CHECKOUT_ID
+BUILD_CACHE_ID=exchange-build-$CHECKOUT_ID
+PROJECT=$NAME_PREFIX
 PORT=${EXCHANGE_DOCKER_TEST_PORT:-25346}
 ADMIN_PORT=$((PORT + 1))
+COMPOSE_PORT=$((PORT + 2))
+COMPOSE_ADMIN_PORT=$((PORT + 3))
 BASE_IMAGE=localhost/exchange-debian-base:bookworm
 BASE_TAR=$DIR/debian-bookworm-minbase.tar
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -66,6 +88,7 @@ flock 8
 engine=""
 containers=()
 compose_up=0
+compose_bin=()
 own_pg=0
 cleanup() {
   local rc=$?
@@ -74,7 +97,8 @@ cleanup() {
     "$engine" rm -f -t 0 "$c" >/dev/null 2>&1 || "$engine" rm -f "$c" >/dev/null 2>&1
   done
   if [[ $compose_up -eq 1 ]]; then
-    compose_cmd down -v >/dev/null 2>&1
+    log "removing the compose project $PROJECT (containers, volume, network)"
+    compose_remove
   fi
   if [[ $own_pg -eq 1 ]]; then
     scripts/local-pg.sh stop "$DIR/pg" >/dev/null 2>&1
@@ -83,6 +107,9 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
+# Ctrl-C or a kill: exit through the same cleanup (without these, bash dies without it).
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 apt_install() {
   local missing=() p
@@ -210,7 +237,9 @@ step "build docker/Dockerfile ($IMAGE; log: $DIR/build.log)"
 # The step lines stream as they start; a cold build (toolchain from apt, full compile)
 # takes 25-30 minutes on 2 busy cores, a warm one seconds.
 build_rc=0
-nice -n 19 "${build_cmd[@]}" -f docker/Dockerfile -t "$IMAGE" . 2>&1 | tee "$DIR/build.log" \
+# The build directory's cache mount is this checkout's own (see the Dockerfile).
+nice -n 19 "${build_cmd[@]}" --build-arg "EXCHANGE_BUILD_CACHE_ID=$BUILD_CACHE_ID" \
+  -f docker/Dockerfile -t "$IMAGE" . 2>&1 | tee "$DIR/build.log" \
   | while IFS= read -r line; do
     case "$line" in
       *"STEP "* | "Step "* | "--> Using cache"* | "#"*" CACHED"* | "#"*" ["*"] "*) log "  $line" ;;
@@ -340,40 +369,211 @@ grep -q 'signal 15' "$DIR/container.log" || { tail -n 30 "$DIR/container.log" >&
 step_ok "exit 0; $(grep -m1 'stopped after' "$DIR/container.log" | sed 's/^exchange-server: info: //')"
 "$engine" rm -f "$cname" >/dev/null
 
-# ---- 5. compose -------------------------------------------------------------------------
+# ---- 5. the compose stack ---------------------------------------------------------------
+# docker/docker-compose.yml as shipped, with only the variables it documents set: the image
+# just built (EXCHANGE_IMAGE, so compose does not build again), this checkout's host ports,
+# EXCHANGE_PUBLISH_ADDR unset (its default, 127.0.0.1, is what is checked; not set empty:
+# Debian's podman-compose 1.0.3 reads ${VAR:-default} as ${VAR-default}), and the
+# PostgreSQL image by its full name (EXCHANGE_POSTGRES_IMAGE: podman would otherwise prefer a
+# localhost/postgres:15 stand-in to a pulled docker.io one).
+PG_OFFICIAL=docker.io/library/postgres:15
+STANDIN_TITLE=postgres-standin
+pg_image=""
+compose_extra=()
 compose_cmd() {
-  if [[ "$engine" == docker ]]; then
-    docker compose -p "$NAME_PREFIX" -f docker/docker-compose.yml "$@"
-  else
-    podman-compose -p "$NAME_PREFIX" -f docker/docker-compose.yml \
-      --podman-run-args "--runtime runc --ulimit nofile=10000:10000 --ulimit nproc=20000:20000" "$@"
-  fi
+  env -u EXCHANGE_PUBLISH_ADDR EXCHANGE_IMAGE="$IMAGE" EXCHANGE_POSTGRES_IMAGE="$pg_image" \
+    EXCHANGE_PUBLISH_PORT="$COMPOSE_PORT" EXCHANGE_ADMIN_PUBLISH_PORT="$COMPOSE_ADMIN_PORT" \
+    "${compose_bin[@]}" -p "$PROJECT" -f docker/docker-compose.yml "${compose_extra[@]}" "$@"
 }
-step "compose stack (docker/docker-compose.yml: postgres:15 + the exchange)"
-if ! "$engine" image inspect docker.io/library/postgres:15 >/dev/null 2>&1 \
-  && ! timeout 120 "$engine" pull -q docker.io/library/postgres:15 >/dev/null 2>&1; then
-  log "NOT RUN: postgres:15 image unavailable offline (cannot be pulled; the compose stack was not brought up, only checked by tests/docker/check_docker.sh)"
-else
-  if [[ "$engine" == podman ]]; then
-    apt_install podman-compose || fail "cannot install podman-compose"
+# Containers of the project's service $1 (compose labels them; podman ANDs label filters).
+service_containers() {
+  "$engine" ps -a --filter "label=com.docker.compose.project=$PROJECT" \
+    --filter "label=com.docker.compose.service=$1" --format '{{.Names}}'
+}
+# What is left of the project: containers, pod (podman-compose), volume, network.
+compose_leftovers() {
+  local c
+  c=$("$engine" ps -a --filter "label=com.docker.compose.project=$PROJECT" --format '{{.Names}}' 2>/dev/null)
+  [[ -n "$c" ]] && echo "containers: $(tr '\n' ' ' <<<"$c")"
+  if [[ "$engine" == podman ]] && podman pod exists "pod_$PROJECT" 2>/dev/null; then
+    echo "pod: pod_$PROJECT"
   fi
-  # The image just built stands in for compose's build, so compose does not build again.
-  "$engine" tag "$IMAGE" localhost/exchange:local
-  port_open 12345 && fail "port 12345 (published by compose) is in use"
-  compose_up=1
-  compose_cmd down -v >/dev/null 2>&1 || true # a killed run's volume would not be empty
-  compose_cmd up -d >"$DIR/compose.log" 2>&1 || { tail -n 30 "$DIR/compose.log" >&2; fail "compose up failed"; }
-  deadline=$((SECONDS + 180))
-  until "$CLIENT" send --port 12345 examples/01-create.xml >/dev/null 2>&1; do
-    [[ $SECONDS -lt $deadline ]] || { compose_cmd logs >>"$DIR/compose.log" 2>&1; tail -n 40 "$DIR/compose.log" >&2; fail "the compose stack did not serve on :12345 within 180 s"; }
-    sleep 2
-  done
-  out=$("$CLIENT" send --port 12345 examples/0[2-9]*.xml examples/10-query.xml 2>&1) || fail "send to the compose stack failed"
-  sed -E 's/time="[0-9]+"/time="T"/g' <<<"$out" | diff -u <(sed '1,/^<\/results>$/d' "$EXPECTED") - >&2 \
-    || fail "the compose stack's replies differ from $EXPECTED"
-  compose_cmd down -v >>"$DIR/compose.log" 2>&1 || fail "compose down failed"
-  compose_up=0
-  step_ok "up, healthy, served the worked example, down"
+  "$engine" volume inspect "${PROJECT}_pgdata" >/dev/null 2>&1 && echo "volume: ${PROJECT}_pgdata"
+  "$engine" network inspect "${PROJECT}_default" >/dev/null 2>&1 && echo "network: ${PROJECT}_default"
+  return 0
+}
+# `down -v`, then whatever it left (Debian's podman-compose keeps the network), by the
+# project's own names only.
+compose_remove() {
+  local c
+  [[ ${#compose_bin[@]} -gt 0 ]] && compose_cmd down -v -t 10 >>"$DIR/compose.log" 2>&1
+  c=$("$engine" ps -aq --filter "label=com.docker.compose.project=$PROJECT" 2>/dev/null)
+  [[ -n "$c" ]] && xargs -r "$engine" rm -f <<<"$c" >/dev/null 2>&1
+  if [[ "$engine" == podman ]] && podman pod exists "pod_$PROJECT" 2>/dev/null; then
+    podman pod rm -f "pod_$PROJECT" >/dev/null 2>&1
+  fi
+  "$engine" volume inspect "${PROJECT}_pgdata" >/dev/null 2>&1 \
+    && "$engine" volume rm -f "${PROJECT}_pgdata" >/dev/null 2>&1
+  "$engine" network inspect "${PROJECT}_default" >/dev/null 2>&1 \
+    && "$engine" network rm "${PROJECT}_default" >/dev/null 2>&1
+  return 0
+}
+compose_logs() {
+  local s
+  for s in db exchange; do
+    while IFS= read -r c; do
+      [[ -n "$c" ]] || continue
+      echo "==== $c"
+      "$engine" logs --tail 40 "$c" 2>&1 | grep -v 'unable to get systemd connection'
+    done < <(service_containers "$s")
+  done >>"$DIR/compose.log"
+  log "last lines of $DIR/compose.log:" >&2
+  tail -n 50 "$DIR/compose.log" >&2
+}
+
+step "compose tool"
+: >"$DIR/compose.log"
+if [[ "$engine" == docker ]]; then
+  docker compose version >/dev/null 2>&1 || fail "docker answers, but has no compose plugin (docker compose version)"
+  compose_bin=(docker compose)
+  compose_how=$(docker compose version | head -n 1)
+else
+  # Name resolution between containers (db:5432): CNI needs its dnsname plugin, netavark
+  # aardvark-dns; neither comes with Debian's podman by itself.
+  case "$(podman info --format '{{.Host.NetworkBackend}}' 2>/dev/null)" in
+    cni) apt_install golang-github-containernetworking-plugin-dnsname \
+      || fail "cannot install the CNI dnsname plugin (containers would not find 'db' by name)" ;;
+    netavark) apt_install aardvark-dns || fail "cannot install aardvark-dns" ;;
+  esac
+  if pc=$(tests/docker/podman_compose.sh 2>>"$DIR/compose.log"); then
+    compose_bin=("$pc")
+  else
+    # Debian's 1.0.3 brings db and exchange up too (they are named below, so its ignoring
+    # profiles does not matter here); its `down` leaves the network, removed by name.
+    log "note: $(tail -n 1 "$DIR/compose.log"); using Debian's podman-compose"
+    apt_install podman-compose || fail "cannot install podman-compose (neither pip nor apt-get)"
+    compose_bin=(podman-compose)
+  fi
+  # run_args without --network host: compose puts the services on the project's network.
+  compose_extra=(--podman-run-args "--runtime runc --ulimit nofile=10000:10000 --ulimit nproc=20000:20000")
+  compose_how="$("${compose_bin[@]}" version 2>/dev/null | grep -m1 -i 'podman-compose' || echo podman-compose) (${compose_bin[0]})"
+fi
+step_ok "$compose_how"
+
+step "postgres:15 for the db service"
+is_standin() {
+  [[ "$("$engine" image inspect -f "{{index .Config.Labels \"org.opencontainers.image.title\"}}" "$1" 2>/dev/null)" \
+    == "$STANDIN_TITLE" ]]
+}
+if "$engine" image inspect "$PG_OFFICIAL" >/dev/null 2>&1 && ! is_standin "$PG_OFFICIAL"; then
+  pg_image=$PG_OFFICIAL
+  step_ok "the official image, present"
+elif timeout 120 "$engine" pull -q "$PG_OFFICIAL" >/dev/null 2>&1 && ! is_standin "$PG_OFFICIAL"; then
+  pg_image=$PG_OFFICIAL
+  step_ok "the official image, pulled"
+else
+  # Tagged postgres:15, so the compose file's default finds it too: localhost/postgres:15
+  # under podman, docker.io/library/postgres:15 under docker (a later pull replaces it).
+  if [[ "$engine" == podman ]]; then pg_image=localhost/postgres:15; else pg_image=$PG_OFFICIAL; fi
+  log "  the official image cannot be pulled: building the stand-in docker/postgres-standin (log: $DIR/postgres-standin.log)"
+  nice -n 19 "${build_cmd[@]}" -t postgres:15 docker/postgres-standin >"$DIR/postgres-standin.log" 2>&1 \
+    || { tail -n 30 "$DIR/postgres-standin.log" >&2; fail "the postgres:15 stand-in did not build"; }
+  is_standin "$pg_image" || fail "$pg_image is not the stand-in just built (label $STANDIN_TITLE missing)"
+  step_ok "stand-in $pg_image ($(( $("$engine" image inspect -f '{{.Size}}' "$pg_image") / 1000000 )) MB, Debian $("$engine" run --rm "${run_args[@]}" --entrypoint postgres "$pg_image" --version | sed 's/^postgres (PostgreSQL) //'))"
 fi
 
-log "PASSED: the image builds, runs as non-root, serves the worked example and stops cleanly"
+step "compose up: db and exchange (project $PROJECT, 127.0.0.1:$COMPOSE_PORT trading, 127.0.0.1:$COMPOSE_ADMIN_PORT admin)"
+for p in "$COMPOSE_PORT" "$COMPOSE_ADMIN_PORT"; do
+  port_open "$p" && fail "port $p is already in use (set EXCHANGE_DOCKER_TEST_PORT)"
+done
+compose_up=1
+left=$(compose_leftovers)
+if [[ -n "$left" ]]; then
+  log "  removing what a killed run left of $PROJECT: $(tr '\n' ';' <<<"$left")"
+  compose_remove
+fi
+# Named: only the two services (the bench and monitoring profiles stay out; Debian's
+# podman-compose would not know profiles).
+compose_cmd up -d db exchange >>"$DIR/compose.log" 2>&1 || { compose_logs; fail "compose up failed"; }
+if grep -q "doesn't support healthy" "$DIR/compose.log"; then
+  log "  note: podman-compose ignores depends_on's service_healthy on podman $(podman --version | awk '{print $3}') (needs 4.6): the exchange starts with db and retries the database (--db-wait, 30 s)"
+fi
+db_c=$(service_containers db)
+ex_c=$(service_containers exchange)
+[[ -n "$db_c" && -n "$ex_c" ]] || { compose_logs; fail "compose up made no db or exchange container"; }
+step_ok "$db_c, $ex_c"
+
+step "both services healthy"
+healthy() {
+  if [[ "$engine" == podman ]]; then
+    # Without systemd podman schedules no health checks: run the one compose configured.
+    podman healthcheck run "$1" >/dev/null 2>&1
+  else
+    [[ "$(docker inspect -f '{{.State.Health.Status}}' "$1" 2>/dev/null)" == healthy ]]
+  fi
+}
+db_t="" ex_t=""
+deadline=$((SECONDS + 180))
+while [[ -z "$db_t" || -z "$ex_t" ]]; do
+  [[ -z "$db_t" ]] && healthy "$db_c" && db_t=$((SECONDS - STEP_T0))
+  [[ -z "$ex_t" ]] && healthy "$ex_c" && ex_t=$((SECONDS - STEP_T0))
+  [[ -n "$db_t" && -n "$ex_t" ]] && break
+  if [[ $SECONDS -ge $deadline ]]; then
+    compose_logs
+    fail "not healthy within 180 s: db ${db_t:+healthy}${db_t:-$("$engine" inspect -f '{{.State.Status}}' "$db_c")}, exchange ${ex_t:+healthy}${ex_t:-$("$engine" inspect -f '{{.State.Status}}' "$ex_c")}"
+  fi
+  sleep 1
+done
+restarts=$("$engine" inspect -f '{{.RestartCount}}' "$ex_c" 2>/dev/null || echo "?")
+step_ok "db after $db_t s, exchange after $ex_t s (exchange restarts: $restarts)"
+
+step "published on 127.0.0.1 only"
+ports=$("$engine" port "$ex_c")
+grep -Eq "^12345/tcp -> 127\.0\.0\.1:$COMPOSE_PORT\$" <<<"$ports" \
+  || fail "the trading port is not published on 127.0.0.1:$COMPOSE_PORT: $(paste -sd, <<<"$ports") (EXCHANGE_PUBLISH_ADDR in docker/.env?)"
+grep -Eq "^9100/tcp -> 127\.0\.0\.1:$COMPOSE_ADMIN_PORT\$" <<<"$ports" \
+  || fail "the admin port is not published on 127.0.0.1:$COMPOSE_ADMIN_PORT: $(paste -sd, <<<"$ports")"
+# And not reachable on the host's other addresses.
+other=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | grep -v '^127\.' | head -n 1 || true)
+if [[ -n "$other" ]]; then
+  (exec 3<>"/dev/tcp/$other/$COMPOSE_PORT") 2>/dev/null \
+    && fail "the trading port answers on $other:$COMPOSE_PORT, not only on 127.0.0.1"
+  step_ok "$(paste -sd, <<<"$ports"); $other:$COMPOSE_PORT refuses"
+else
+  step_ok "$(paste -sd, <<<"$ports")"
+fi
+
+step "the worked example through 127.0.0.1:$COMPOSE_PORT"
+out=$("$CLIENT" send --port "$COMPOSE_PORT" examples/*.xml 2>&1) || {
+  echo "$out" >&2
+  compose_logs
+  fail "exchange-client send to the compose stack failed"
+}
+if ! diff -u "$EXPECTED" <(sed -E 's/time="[0-9]+"/time="T"/g' <<<"$out") >"$DIR/compose_worked_example.diff"; then
+  cat "$DIR/compose_worked_example.diff" >&2
+  fail "the compose stack's replies differ from $EXPECTED (diff above)"
+fi
+step_ok "10 replies as expected"
+
+step "metrics scrape of 127.0.0.1:$COMPOSE_ADMIN_PORT/metrics"
+metrics=$(curl -sf --max-time 10 "http://127.0.0.1:$COMPOSE_ADMIN_PORT/metrics") \
+  || fail "GET http://127.0.0.1:$COMPOSE_ADMIN_PORT/metrics failed"
+seq=$(awk '$1 == "exchange_journal_seq" {print $2}' <<<"$metrics")
+[[ -n "$seq" ]] || fail "/metrics has no exchange_journal_seq"
+[[ "${seq%%.*}" =~ ^[0-9]+$ && "${seq%%.*}" -gt 0 ]] \
+  || fail "exchange_journal_seq is $seq after the worked example (expected > 0)"
+step_ok "exchange_journal_seq $seq, $(grep -c '^exchange_' <<<"$metrics") exchange_ samples"
+
+step "compose down -v"
+compose_cmd down -v -t 10 >>"$DIR/compose.log" 2>&1 || { compose_logs; fail "compose down -v failed"; }
+# Debian's podman-compose leaves the network: not a failure of the stack, removed here.
+if [[ "${compose_bin[0]}" == podman-compose ]]; then
+  "$engine" network inspect "${PROJECT}_default" >/dev/null 2>&1 \
+    && "$engine" network rm "${PROJECT}_default" >/dev/null 2>&1
+fi
+left=$(compose_leftovers)
+[[ -z "$left" ]] || fail "down -v left: $(tr '\n' ';' <<<"$left")"
+compose_up=0
+step_ok "no container, pod, volume (${PROJECT}_pgdata) or network left"
+
+log "PASSED: the image builds, runs as non-root, serves the worked example and stops cleanly; the compose stack comes up healthy, serves it on 127.0.0.1 and goes down"
