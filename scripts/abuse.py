@@ -43,7 +43,7 @@ The attacks (the findings of issue 20; --only takes their numbers):
   14  commit stall: the same with LOCK TABLE journal (the group commit itself waits)
 
 Goals (issue 20), marked per row: peak RSS <= --rss-budget-mb (default 1536 MiB, the issue's
-1.5 GB; the server has no memory flag of its own); probe p99 <= 250 ms and no probe errors
+1.5 GB; the server's own --max-memory-bytes defaults to the same); probe p99 <= 250 ms and no probe errors
 (not judged in 14, where the database stalls the commits the probe's queries wait for); every
 reply <= 64 x its request or <= 64 KiB (the server's --max-reply-ratio allows 64 KiB to any
 request, PROTOCOL.md section 7), else refused; projection lag back to zero within 30 s of the
