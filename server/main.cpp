@@ -359,6 +359,7 @@ int main(int argc, char** argv) {
     options.limits.max_request_bytes = cfg.max_request_bytes;
     options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
     options.limits.max_connections = cfg.max_connections;
+    options.limits.reply_bound = cfg.limits.reply_bound();
     options.limits.budget = std::make_shared<net::BufferBudget>(cfg.max_buffered_bytes);
     auto model = concurrency::find_model(cfg.serving.model)->make(options);
 

@@ -9,12 +9,7 @@ Admission Admission::live(const Limits& limits, std::size_t request_bytes) {
   Admission a;
   a.limits_ = limits;
   a.executions_left_ = limits.max_executions_per_request;
-  const std::size_t ratio_bound =
-      request_bytes > limits.max_reply_bytes / std::max<std::size_t>(limits.max_reply_ratio, 1)
-          ? limits.max_reply_bytes
-          : request_bytes * limits.max_reply_ratio;
-  a.reply_bytes_left_ =
-      std::min(limits.max_reply_bytes, std::max(Limits::kReplyAllowance, ratio_bound));
+  a.reply_bytes_left_ = limits.reply_bound().for_request(request_bytes);
   return a;
 }
 

@@ -13,6 +13,7 @@
 
 #include "exchange/decimal.hpp"
 #include "exchange/engine.hpp"
+#include "protocol/reply_bound.hpp"
 
 namespace app {
 
@@ -29,6 +30,9 @@ struct Limits {
   std::size_t max_reply_ratio = 64;
   std::size_t max_reply_bytes = 4 << 20;
   static constexpr std::size_t kReplyAllowance = 64 * 1024;
+  protocol::ReplyBound reply_bound() const {
+    return {max_reply_ratio, kReplyAllowance, max_reply_bytes};
+  }
 };
 
 class Admission {

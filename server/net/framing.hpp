@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "net/buffer_budget.hpp"
+#include "protocol/reply_bound.hpp"
 
 namespace net {
 
@@ -40,6 +41,10 @@ struct ConnectionLimits {
   // small (64 KiB at most with the default --max-reply-ratio), so a small client is still
   // served, while a connection arriving then cannot add a large reply on top.
   std::size_t small_request_bytes = 1024;
+  // The largest reply a request may get (--max-reply-ratio, --max-reply-bytes): reserved in
+  // the budget while the request runs, so a request is taken only while its reply fits. All
+  // zero (the floor, tests): nothing reserved.
+  protocol::ReplyBound reply_bound;
 };
 
 // The reply to a connection refused because `limit` connections are already open.

@@ -130,10 +130,24 @@ void Session::advance() {
         finish();
         return;
       case FrameReader::Event::Request:
-        if (limits_.budget && limits_.budget->exhausted() &&
-            out.size() > limits_.small_request_bytes) {
-          refuse_for_budget();  // never dispatched: nothing applied or journaled
-          return;
+        if (limits_.budget && out.size() > limits_.small_request_bytes) {
+          // Taken only if the request and the largest reply it may get fit in the budget
+          // (a small one always is: its reply is small). Never dispatched otherwise: nothing
+          // applied or journaled.
+          const std::size_t after =
+              reader_.buffered() + out.size() + reply_reserve(out.size()) + unsent();
+          if (after > charged_) {
+            // With nothing else charged it is taken even if it alone is over the budget (a
+            // --max-reply-bytes above --max-buffered-bytes): one at a time, never none.
+            const bool alone = limits_.budget->used() <= charged_;
+            if (alone)
+              limits_.budget->charge(after - charged_);
+            else if (!limits_.budget->try_charge(after - charged_)) {
+              refuse_for_budget();
+              return;
+            }
+            charged_ = after;
+          }
         }
         served_ = true;
         busy_ = true;
@@ -153,9 +167,14 @@ void Session::refuse_for_budget() {
   finish();
 }
 
+std::size_t Session::reply_reserve(std::size_t request_bytes) const {
+  return limits_.reply_bound.for_request(request_bytes);
+}
+
 std::size_t Session::held() const {
   if (closed_) return 0;
-  return reader_.buffered() + (busy_ ? dispatched_bytes_ : 0) + unsent();
+  return reader_.buffered() + (busy_ ? dispatched_bytes_ + reply_reserve(dispatched_bytes_) : 0) +
+         unsent();
 }
 
 void Session::account() {

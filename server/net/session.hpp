@@ -25,9 +25,11 @@
 //     nothing dispatched. Replies are always queued (one may already be journaled), but while
 //     the budget is exhausted a connection that still has replies unwritten frames nothing
 //     more and stops reading, so the clients that do not read are the ones that stall, and
-//     their write deadline closes them; readers go on. While it is exhausted a request larger
-//     than limits.small_request_bytes is refused with kBuffersFull, so clients arriving then
-//     cannot add large replies either, while small ones are served.
+//     their write deadline closes them; readers go on. A request larger than
+//     limits.small_request_bytes is taken only if the budget also has room for the largest
+//     reply it may get (limits.reply_bound), reserved until the reply replaces it; otherwise
+//     kBuffersFull. So many connections cannot each add a large reply past the budget, while
+//     small requests (small replies) are always served.
 #include <cstddef>
 #include <deque>
 #include <string>
@@ -97,6 +99,8 @@ class Session {
   std::size_t unsent() const { return unsent_.size() + in_flight_; }
   // The budget is exhausted and this connection has replies unwritten: it waits for its peer.
   bool stalled_by_budget() const;
+  // What is reserved in the budget for the reply to a request of this size while it runs.
+  std::size_t reply_reserve(std::size_t request_bytes) const;
   // "Server busy" for the budget (counted there), then close.
   void refuse_for_budget();
   // Bytes the session holds: what the reader has, the request with the handler, the replies

@@ -482,3 +482,41 @@ TEST_CASE(
   CHECK_FALSE(budget.exhausted());
   CHECK(budget.used() == 0);
 }
+
+TEST_CASE(
+    "budget: a request over the small size is taken only with room for its largest reply, "
+    "reserved until the reply replaces it; alone it is always taken",
+    "[session][budget]") {
+  auto limits = with_budget(100000);
+  limits.reply_bound = {64, 4096, 1 << 20};  // 64x the request, at least 4 KiB, at most 1 MiB
+  auto& budget = *limits.budget;
+  const std::string request = frame(std::string(2000, 'q'));  // may get a 128,000-byte reply
+  const std::size_t request_bytes = 2000;
+
+  // Alone: taken although request and reply (130,000) exceed the budget.
+  Driver alone(limits);
+  alone.feed(request);
+  REQUIRE(alone.requests.size() == 1);
+  CHECK(budget.used() == request_bytes + 64 * request_bytes);
+  alone.reply("<r/>");  // the real reply replaces the reservation
+  CHECK(budget.used() == 4);
+  alone.write_done();
+  CHECK(budget.used() == 0);
+
+  // With 50,000 bytes held elsewhere, the same request does not fit: refused, nothing held.
+  budget.charge(50000);
+  Driver crowded(limits);
+  crowded.feed(request);
+  CHECK(crowded.requests.empty());
+  CHECK(refused_for_budget(crowded));
+  crowded.write_done();
+  CHECK(budget.used() == 50000);
+
+  // A small request is taken anyway: its reply is small.
+  Driver small(limits);
+  small.feed(frame("<s/>"));
+  CHECK(small.requests.size() == 1);
+  small.reply("<r/>");
+  small.write_done();
+  CHECK(budget.used() == 50000);
+}
