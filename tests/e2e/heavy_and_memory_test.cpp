@@ -192,3 +192,57 @@ TEST_CASE("A budget the book grows into: resting orders stop at it, and cancels 
   CHECK_THAT(session.request(transactions("1", "<cancel id=\"1\"/>")),
              Catch::Contains("<canceled"));
 }
+
+TEST_CASE(
+    "Sustained large requests while the projection is held back: the backlog stops at its row "
+    "bound, large requests pause, small ones are answered",
+    "[e2e][limits][heavy]") {
+  const unsigned short admin = free_port();
+  // Every projection write held back 1 s (a test aid): the backlog grows as fast as the
+  // requests come. Before, it was bounded in requests, so requests of thousands of rows each
+  // grew the process by gigabytes.
+  ServerProcess server({"--reset", "--admin-port", std::to_string(admin), "--projector-delay-ms",
+                        "1000", "--max-open-orders-per-account", "2000000"});
+  REQUIRE_THAT(send_request(server.port(), account_with_symbol("1", "100000000000", "ROW")),
+               Catch::Contains("<created"));
+  // Order 1, which the small client queries.
+  REQUIRE_THAT(send_request(server.port(),
+                            transactions("1", "<order sym=\"ROW\" amount=\"1\" limit=\"1\"/>")),
+               Catch::Contains("<opened"));
+  std::string body;
+  for (int i = 0; i < 5000; ++i) body += "<order sym=\"ROW\" amount=\"1\" limit=\"1\"/>";
+  const std::string large = transactions("1", body);  // ~220 KB, 5,000 resting orders
+
+  std::atomic<bool> done{false};
+  std::atomic<int> sent{0};
+  std::thread producer([&] {
+    Session session(server.port());
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+    while (sent < 160 && std::chrono::steady_clock::now() < until) {
+      session.request(large);
+      ++sent;
+    }
+    done = true;
+  });
+  double lag_peak = 0;
+  bool paused = false;
+  int probe_ok = 0, probe_total = 0;
+  Session probe(server.port());
+  while (!done) {
+    lag_peak = std::max(lag_peak, scrape(admin, "exchange_projection_lag_rows"));
+    paused = paused || scrape(admin, "exchange_heavy_paused") == 1;
+    ++probe_total;
+    if (probe.request(transactions("1", "<query id=\"1\"/>")).find("<status") != std::string::npos)
+      ++probe_ok;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  producer.join();
+  INFO("sent " << sent << ", lag peak " << lag_peak << " rows");
+  CHECK(paused);  // large requests waited for the projection
+  // Below the bound where every reply would wait (1,000,000 rows), with room for the requests
+  // already started when the pause began.
+  CHECK(lag_peak < 1000000);
+  CHECK(probe_total > 0);
+  CHECK(probe_ok == probe_total);
+  CHECK(server.stop() == 0);
+}
