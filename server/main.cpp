@@ -304,7 +304,7 @@ int main(int argc, char** argv) {
 
   try {
     concurrency::ModelOptions options = cli::model_options(cfg.serving);
-    app::Metrics& metrics = *options.metrics;
+    app::Metrics metrics;
     app::Health health(cfg.serving.db, db_timeout, std::chrono::milliseconds(cfg.ready_max_lag_ms));
     auto setup = store::connect_with_retry(cfg.serving.db, cfg.db_wait_seconds,
                                            &shutdown.stop_flag(), db_timeout);
@@ -343,7 +343,7 @@ int main(int argc, char** argv) {
     app::RequestHandler handler(exchange, metrics, cfg.handler_limits);
 
     options.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
-    options.metrics->set_db_counters([&exchange] {
+    metrics.set_db_counters([&exchange] {
       const auto archive = exchange.archive_counts();
       app::Metrics::DbCounters db;
       db.timeouts = static_cast<long>(store::Watchdog::shared().timeouts());
@@ -355,7 +355,7 @@ int main(int argc, char** argv) {
       db.archive_connections = static_cast<long>(archive.connected);
       return db;
     });
-    if (!cfg.metrics_path.empty()) options.metrics->start_csv(cfg.metrics_path);
+    if (!cfg.metrics_path.empty()) metrics.start_csv(cfg.metrics_path);
     options.limits.max_request_bytes = cfg.max_request_bytes;
     options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
     options.limits.max_connections = cfg.max_connections;
@@ -414,12 +414,12 @@ int main(int argc, char** argv) {
     EXCHANGE_LOG(info) << "serving on " << cfg.serving.bind << ":" << listener.port()
                        << " with model " << cfg.serving.model << " (" << exchange.order_count()
                        << " orders loaded, next order id " << exchange.next_order_id() << ")";
-    if (!shutdown.stop_flag().requested()) model->run(listener, handler);
+    if (!shutdown.stop_flag().requested()) model->run(listener, handler, metrics);
     // What the projector has not written yet is in the journal: the next start replays it. A
     // forced shutdown (the database silent) does not wait for it at all.
     exchange.stop(shutdown.forced());
     shutdown.finished();
-    options.metrics->stop();
+    metrics.stop();
     EXCHANGE_LOG(info) << "stopped after " << exchange.summary();
   } catch (const std::exception& e) {
     return cli::fatal_status(shutdown, e);

@@ -23,6 +23,7 @@
 #include <boost/program_options.hpp>
 #include <pqxx/pqxx>
 
+#include "app/metrics.hpp"
 #include "app/shutdown.hpp"
 #include "cli/serving_flags.hpp"
 #include "concurrency/model.hpp"
@@ -153,6 +154,7 @@ int main(int argc, char** argv) {
         });
     batcher.set_next_seq(last_seq + 1);
     floor_server::FloorHandler handler(batcher);
+    app::Metrics metrics;  // counted by the model, read by no one: as in the server
 
     net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));
     concurrency::ModelOptions options = cli::model_options(cfg.serving);
@@ -181,10 +183,10 @@ int main(int argc, char** argv) {
     EXCHANGE_LOG(info) << "serving on " << cfg.serving.bind << ":" << listener.port()
                        << " with model " << cfg.serving.model << " (journal continues after seq "
                        << last_seq << ")";
-    if (!shutdown.stop_flag().requested()) model->run(listener, handler);
+    if (!shutdown.stop_flag().requested()) model->run(listener, handler, metrics);
     batcher.stop();
     shutdown.finished();
-    options.metrics->stop();
+    metrics.stop();
     EXCHANGE_LOG(info) << "stopped after " << store::Batcher::describe(batcher.stats());
   } catch (const std::exception& e) {
     return cli::fatal_status(shutdown, e);
