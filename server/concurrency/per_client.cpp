@@ -44,7 +44,7 @@ class PerClient : public Model {
         if (!full) open_.insert(fd);
       }
       if (full) {
-        refuse_busy(fd);
+        refuser_.refuse_busy(fd, options_.limits.max_connections);  // without a thread
         continue;
       }
       try {
@@ -72,15 +72,6 @@ class PerClient : public Model {
   void stop() override { stopping_ = true; }
 
  private:
-  // --max-connections threads serve connections already: answer "Server busy" and let go,
-  // without a thread.
-  void refuse_busy(int fd) {
-    refuser_.refuse(fd, net::server_busy_reply(options_.limits.max_connections));
-    if (std::size_t n = refuser_.refused(); n % 1000 == 1)
-      EXCHANGE_LOG(warn) << "refused a connection: " << options_.limits.max_connections
-                         << " already open (--max-connections); " << n << " refused so far";
-  }
-
   void serve(int fd, const RequestRunner& runner) {
     net::serve_blocking(fd, options_.limits, [this, &runner](const std::string& payload) {
       runner.metrics().arrival();
