@@ -1,14 +1,13 @@
-// exchange-server: flags -> configuration -> the database's writer lock -> load state from
-// PostgreSQL -> serve with the chosen concurrency model until SIGINT/SIGTERM -> finish in-flight
-// requests within the grace period -> exit 0 (everything drained) or 3 (requests had to be
-// failed). Another server holding the writer lock: exit 1 at start-up; another server taking
-// the database over while this one serves (fenced): step down, exit 4.
-#include <csignal>
-#include <cstdlib>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-#include <thread>
+// exchange-server: its flags and what it serves (ExchangeService: the exchange loaded from
+// PostgreSQL and its request handler). The process around it is cli::serve (cli/serve.hpp):
+// the database's writer lock -> load state -> serve with the chosen concurrency model until
+// SIGINT/SIGTERM -> finish in-flight requests within the grace period -> exit 0 (everything
+// drained) or 3 (requests had to be failed). Another server holding the writer lock: exit 1 at
+// start-up; another server taking the database over while this one serves (fenced): step
+// down, exit 4. Bad flags: exit 2.
+#include <chrono>
+#include <memory>
+#include <string>
 
 #include <boost/program_options.hpp>
 
@@ -17,20 +16,13 @@
 #include "app/health.hpp"
 #include "app/metrics.hpp"
 #include "app/request_handler.hpp"
-#include "app/shutdown.hpp"
+#include "cli/serve.hpp"
 #include "cli/serving_flags.hpp"
-#include "concurrency/model.hpp"
 #include "net/admin_http.hpp"
 #include "net/buffer_budget.hpp"
-#include "net/listener.hpp"
 #include "protocol/parse.hpp"
-#include "schema_sql.hpp"
-#include "store/batch_writer.hpp"
-#include "store/connection_bounds.hpp"
-#include "store/database.hpp"
 #include "store/order_archive.hpp"
 #include "store/watchdog.hpp"
-#include "store/writer_lock.hpp"
 #include "util/log.hpp"
 
 namespace po = boost::program_options;
@@ -272,13 +264,107 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   return true;
 }
 
-std::string schema_sql(const Config& cfg) {
-  if (cfg.schema_path.empty()) return kSchemaSql;
-  std::ifstream in(cfg.schema_path);
-  if (!in) throw std::runtime_error("cannot read --schema " + cfg.schema_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// What exchange-server serves: the exchange (app::Exchange: the engine under its lock, the
+// group commit, the projection, the archive of closed orders) loaded from the database, and
+// the request handler in front of it.
+class ExchangeService final : public cli::Service {
+ public:
+  ExchangeService(const Config& cfg, const cli::Startup& start)
+      : metrics_(start.metrics),
+        health_(start.options.serving.db, start.options.db_timeout,
+                std::chrono::milliseconds(cfg.ready_max_lag_ms)),
+        exchange_(exchange_options(cfg, start), start.metrics, start.shutdown.stop_flag(),
+                  [this] { health_.database_answered(); }),
+        handler_(exchange_, start.metrics, cfg.handler_limits) {
+    exchange_.load(start.db);
+    metrics_.set_db_counters([this] {
+      const auto archive = exchange_.archive_counts();
+      app::Metrics::DbCounters db;
+      db.timeouts = static_cast<long>(store::Watchdog::shared().timeouts());
+      db.reconnects = static_cast<long>(exchange_.write_reconnects());
+      db.archive_statements = static_cast<long>(archive.statements);
+      db.archive_orders = static_cast<long>(archive.orders);
+      db.archive_refused = static_cast<long>(archive.refused);
+      db.archive_waiting = static_cast<long>(archive.waiting);
+      db.archive_connections = static_cast<long>(archive.connected);
+      return db;
+    });
+    metrics_.set_state([this] {
+      auto gauges = exchange_.state();
+      handler_.fill(gauges);
+      return gauges;
+    });
+    // /healthz asks the pinger how recently PostgreSQL answered: only with an admin port.
+    if (start.options.admin.port != 0) health_.start();
+  }
+
+  // Before what the metrics read goes away.
+  ~ExchangeService() override {
+    metrics_.set_state(nullptr);
+    metrics_.set_db_counters(nullptr);
+  }
+
+  serving::Handler& handler() override { return handler_; }
+  void fence(const std::string& why) override { exchange_.fence(why); }
+  void start() override { exchange_.start(); }
+  void abandon() override { exchange_.abandon(); }
+  // What the projector has not written yet is in the journal: the next start replays it. A
+  // forced shutdown (the database silent) does not wait for it at all.
+  void stop(bool forced) override { exchange_.stop(forced); }
+  app::Health::Status health(bool stopping) override {
+    return health_.status(exchange_.available(), stopping, exchange_.backlog());
+  }
+  std::string loaded() override {
+    return std::to_string(exchange_.order_count()) + " orders loaded, next order id " +
+           std::to_string(exchange_.next_order_id());
+  }
+  std::string summary() override { return exchange_.summary(); }
+
+ private:
+  static app::ExchangeOptions exchange_options(const Config& cfg, const cli::Startup& start) {
+    app::ExchangeOptions o;
+    o.writer_epoch = start.writer_epoch;
+    o.conninfo = start.options.serving.db;
+    o.db_timeout = start.options.db_timeout;
+    o.closed_orders_cached = cfg.closed_orders_cached;
+    o.archive_connections = cfg.archive_connections;
+    o.journal_keep = cfg.journal_keep;
+    o.limits = cfg.limits;
+    o.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
+    o.on_fenced = [&shutdown = start.shutdown] { shutdown.step_down(); };
+    return o;
+  }
+
+  app::Metrics& metrics_;
+  app::Health health_;
+  app::Exchange exchange_;
+  app::RequestHandler handler_;
+};
+
+cli::ServeOptions serve_options(const Config& cfg) {
+  cli::ServeOptions o;
+  o.serving = cfg.serving;
+  o.program = "exchange-server";
+  o.schema_path = cfg.schema_path;
+  o.reset = cfg.reset;
+  o.reset_note = "database reset";
+  o.db_wait_seconds = cfg.db_wait_seconds;
+  o.db_timeout = std::chrono::milliseconds(cfg.db_timeout_ms);
+  o.writer_lock_wait = std::chrono::milliseconds(cfg.writer_lock_wait_ms);
+  o.shutdown_grace = std::chrono::milliseconds(cfg.shutdown_grace_ms);
+  o.limits.max_request_bytes = cfg.max_request_bytes;
+  o.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
+  o.limits.max_connections = cfg.max_connections;
+  o.limits.reply_bound = cfg.limits.reply_bound();
+  o.max_buffered_bytes = cfg.max_buffered_bytes;
+  o.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
+  o.metrics_path = cfg.metrics_path;
+  o.admin.port = cfg.admin_port;
+  o.admin.bind = cfg.admin_bind;
+  o.admin.limits = {cfg.admin_max_connections, std::chrono::milliseconds(cfg.admin_timeout_ms)};
+  // The admin port's connections (counted even without one) and the archive's.
+  o.extra_descriptors = cfg.admin_max_connections + cfg.archive_connections;
+  return o;
 }
 
 }  // namespace
@@ -287,143 +373,8 @@ int main(int argc, char** argv) {
   Config cfg;
   int exit_code = 0;
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
-  // Beyond the connections: the admin port's, the listener, PostgreSQL connections, logs, and
-  // one per worker of the self-sizing pools (adaptive reads its own schedstat file).
-  cli::raise_descriptor_limit(cfg.max_connections + cfg.admin_max_connections +
-                              cfg.serving.max_threads + cfg.archive_connections + 64);
   protocol::set_default_parse_limits(cfg.parse_limits);
-
-  // A peer that closes while we write is an error code on that connection (EPIPE), never a
-  // signal that ends the process: every send uses MSG_NOSIGNAL, and this covers the rest.
-  std::signal(SIGPIPE, SIG_IGN);
-  // Signals are taken by one thread; every thread started later inherits the mask.
-  app::Shutdown shutdown{std::chrono::milliseconds(cfg.shutdown_grace_ms)};
-  const auto db_timeout = std::chrono::milliseconds(cfg.db_timeout_ms);
-  cfg.serving.db =
-      store::with_connection_bounds(cfg.serving.db, store::bounds_for_timeout(db_timeout));
-
-  try {
-    concurrency::ModelOptions options = cli::model_options(cfg.serving);
-    app::Metrics& metrics = *options.metrics;
-    app::Health health(cfg.serving.db, db_timeout, std::chrono::milliseconds(cfg.ready_max_lag_ms));
-    auto setup = store::connect_with_retry(cfg.serving.db, cfg.db_wait_seconds,
-                                           &shutdown.stop_flag(), db_timeout);
-    // One writer per database, before anything is read or written (a second server is refused
-    // here, without touching the database); held until the process exits.
-    store::WriterLock writer_lock({cfg.serving.db, "exchange-server",
-                                   std::chrono::milliseconds(cfg.writer_lock_wait_ms), db_timeout},
-                                  &shutdown.stop_flag());
-    setup->apply_schema(schema_sql(cfg));
-    app::ExchangeOptions exchange_options;
-    // From here on the previous writer's appends are fenced: the state loaded below is final.
-    exchange_options.writer_epoch = writer_lock.begin_epoch();
-    if (cfg.reset) {
-      setup->reset();
-      EXCHANGE_LOG(info) << "database reset";
-    }
-    exchange_options.conninfo = cfg.serving.db;
-    exchange_options.db_timeout = db_timeout;
-    exchange_options.closed_orders_cached = cfg.closed_orders_cached;
-    exchange_options.archive_connections = cfg.archive_connections;
-    exchange_options.journal_keep = cfg.journal_keep;
-    exchange_options.limits = cfg.limits;
-    exchange_options.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
-    exchange_options.on_fenced = [&shutdown] { shutdown.step_down(); };
-    app::Exchange exchange(exchange_options, metrics, shutdown.stop_flag(),
-                           [&health] { health.database_answered(); });
-    exchange.load(*setup);
-    setup.reset();
-    writer_lock.keep([&exchange](const std::string& why) { exchange.fence(why); });
-    // The keeper calls into the exchange: it ends before the exchange is destroyed, also on
-    // the way out of an exception.
-    struct StopKeeper {
-      store::WriterLock& lock;
-      ~StopKeeper() { lock.stop_keeping(); }
-    } stop_keeper{writer_lock};
-    app::RequestHandler handler(exchange, metrics, cfg.handler_limits);
-
-    options.simulated_io_ms_per_child = cfg.simulated_io_ms_per_child;
-    options.metrics->set_db_counters([&exchange] {
-      const auto archive = exchange.archive_counts();
-      app::Metrics::DbCounters db;
-      db.timeouts = static_cast<long>(store::Watchdog::shared().timeouts());
-      db.reconnects = static_cast<long>(exchange.write_reconnects());
-      db.archive_statements = static_cast<long>(archive.statements);
-      db.archive_orders = static_cast<long>(archive.orders);
-      db.archive_refused = static_cast<long>(archive.refused);
-      db.archive_waiting = static_cast<long>(archive.waiting);
-      db.archive_connections = static_cast<long>(archive.connected);
-      return db;
-    });
-    if (!cfg.metrics_path.empty()) options.metrics->start_csv(cfg.metrics_path);
-    options.limits.max_request_bytes = cfg.max_request_bytes;
-    options.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
-    options.limits.max_connections = cfg.max_connections;
-    options.limits.reply_bound = cfg.limits.reply_bound();
-    options.limits.budget = std::make_shared<net::BufferBudget>(cfg.max_buffered_bytes);
-    auto model = concurrency::find_model(cfg.serving.model)->make(options);
-
-    metrics.set_state([&exchange, &handler] {
-      auto gauges = exchange.state();
-      handler.fill(gauges);
-      return gauges;
-    });
-    std::unique_ptr<net::AdminHttpServer> admin;
-    if (cfg.admin_port != 0) {
-      health.start();
-      admin = std::make_unique<net::AdminHttpServer>(
-          cfg.admin_bind, static_cast<std::uint16_t>(cfg.admin_port),
-          [&](const std::string& target) {
-            std::string path = target.substr(0, target.find('?'));
-            if (path == "/metrics")
-              return net::HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
-                                       metrics.prometheus_text()};
-            if (path == "/healthz") {
-              auto st = health.status(exchange.available(), shutdown.stop_flag().requested(),
-                                      exchange.backlog());
-              return net::HttpResponse{st.healthy ? 200u : 503u, "text/plain; charset=utf-8",
-                                       st.reason + "\n"};
-            }
-            return net::HttpResponse{404, "text/plain; charset=utf-8",
-                                     "not found: try /metrics or /healthz\n"};
-          },
-          net::AdminLimits{cfg.admin_max_connections,
-                           std::chrono::milliseconds(cfg.admin_timeout_ms)});
-      EXCHANGE_LOG(info) << "admin HTTP on " << cfg.admin_bind << ":" << admin->port()
-                         << " (/metrics, /healthz)";
-    }
-    // Before what the admin port reads goes away (it is declared after it, so it would be
-    // destroyed first anyway; this also covers the way out of an exception).
-    struct StopAdmin {
-      std::unique_ptr<net::AdminHttpServer>& admin;
-      app::Metrics& metrics;
-      ~StopAdmin() {
-        if (admin) admin->stop();
-        metrics.set_state(nullptr);
-      }
-    } stop_admin{admin, metrics};
-    // Bound after the admin port: once clients (and tests) can connect, operators can too.
-    net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));
-
-    exchange.start();
-    shutdown.set_actions([&] { model->stop(); }, [&] { exchange.abandon(); });
-    // The actions touch what is declared above: they end before it is destroyed.
-    struct ActionsEnd {
-      app::Shutdown& s;
-      ~ActionsEnd() { s.finished(); }
-    } actions_end{shutdown};
-    EXCHANGE_LOG(info) << "serving on " << cfg.serving.bind << ":" << listener.port()
-                       << " with model " << cfg.serving.model << " (" << exchange.order_count()
-                       << " orders loaded, next order id " << exchange.next_order_id() << ")";
-    if (!shutdown.stop_flag().requested()) model->run(listener, handler);
-    // What the projector has not written yet is in the journal: the next start replays it. A
-    // forced shutdown (the database silent) does not wait for it at all.
-    exchange.stop(shutdown.forced());
-    shutdown.finished();
-    options.metrics->stop();
-    EXCHANGE_LOG(info) << "stopped after " << exchange.summary();
-  } catch (const std::exception& e) {
-    return cli::fatal_status(shutdown, e);
-  }
-  return cli::exit_status(shutdown);
+  return cli::serve(serve_options(cfg), [&cfg](const cli::Startup& start) {
+    return std::make_unique<ExchangeService>(cfg, start);
+  });
 }

@@ -27,26 +27,16 @@
 #include <vector>
 
 #include "app/prometheus.hpp"
+#include "serving/metrics_sink.hpp"
 
 namespace app {
 
-class Metrics {
+// The serving binaries' metrics sink (serving/metrics_sink.hpp): what the concurrency model
+// reports, plus what the exchange and its database report, for the CSV and for Prometheus.
+class Metrics final : public serving::MetricsSink {
  public:
-  // A negative value means "does not apply" and is written as an empty field.
-  struct Gauges {
-    long threads = -1;
-    long busy = -1;
-    long queued = -1;
-    long connections = -1;
-    long target = -1;
-    long refused = -1;  // connections turned away ("Server busy") since the start
-    // The budget across connections (--max-buffered-bytes; Prometheus only): bytes charged
-    // now, the limit, and connections told "Server busy" and closed for it since the start.
-    long buffered_bytes = -1;
-    long buffered_limit = -1;
-    long buffer_refused = -1;
-  };
-  using GaugeFn = std::function<Gauges()>;
+  // The model's gauges (threads, queue, connections, buffer budget).
+  using Gauges = serving::Gauges;
   struct DbCounters {
     long timeouts = -1;
     long reconnects = -1;
@@ -67,15 +57,13 @@ class Metrics {
   Metrics& operator=(const Metrics&) = delete;
 
   // A request was framed and handed to the model. Thread-safe, lock-free.
-  void arrival() { arrivals_.fetch_add(1, std::memory_order_relaxed); }
+  void arrival() override { arrivals_.fetch_add(1, std::memory_order_relaxed); }
   // A request's handler call finished after `service`. Thread-safe; a no-op (nothing is
   // kept) unless start_csv() was called.
-  void completion(std::chrono::nanoseconds service);
-  // The model's gauges, sampled once per row; an empty function clears them. Once this
-  // returns, the previous function is no longer running and is never called again, so a
-  // model clears it before what it reads goes away. Must not be called while holding a lock
-  // the function takes.
-  void set_gauges(GaugeFn gauges);
+  void completion(std::chrono::nanoseconds service) override;
+  // The model's gauges, sampled once per row and at each scrape; the rules of
+  // serving::MetricsSink::set_gauges.
+  void set_gauges(GaugeFn gauges) override;
   // The database's counters, sampled once per row; the same rules as set_gauges.
   void set_db_counters(DbCounterFn counters);
 

@@ -10,10 +10,10 @@
 #include <string_view>
 
 #include "app/exchange.hpp"
-#include "app/handler.hpp"
 #include "app/heavy_requests.hpp"
 #include "app/memory_budget.hpp"
 #include "app/metrics.hpp"
+#include "serving/handler.hpp"
 
 namespace app {
 
@@ -22,7 +22,7 @@ struct HandlerLimits {
   std::size_t max_memory_bytes = std::size_t{1536} * 1024 * 1024;  // --max-memory-bytes
 };
 
-class RequestHandler : public Handler {
+class RequestHandler final : public serving::Handler {
  public:
   // `metrics` counts every answered request by root and outcome, with its latency.
   RequestHandler(Exchange& exchange, Metrics& metrics, HandlerLimits limits = {});

@@ -88,44 +88,4 @@ concurrency::ModelOptions model_options(const ServingFlags& flags) {
   return options;
 }
 
-void raise_descriptor_limit(rlim_t needed) {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
-  if (lim.rlim_cur < lim.rlim_max) {
-    rlimit raised = lim;
-    raised.rlim_cur = lim.rlim_max;
-    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
-  }
-  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < needed)
-    EXCHANGE_LOG(warn) << "the descriptor limit (ulimit -n) is " << lim.rlim_cur << ", below the "
-                       << needed << " that --max-connections and --max-threads may need: "
-                       << "connections beyond it fail at accept instead of getting 'Server "
-                          "busy'; raise the hard limit or lower --max-connections";
-}
-
-int fatal_status(const app::Shutdown& shutdown, const std::exception& error) {
-  if (shutdown.stepped_down()) {
-    EXCHANGE_LOG(warn) << "stepped down: " << error.what();
-    return app::Shutdown::kSteppedDown;
-  }
-  if (shutdown.stop_flag().requested()) {
-    EXCHANGE_LOG(warn) << "stopped before serving: " << error.what();
-    return 0;
-  }
-  EXCHANGE_LOG(error) << error.what();
-  return 1;
-}
-
-int exit_status(const app::Shutdown& shutdown) {
-  if (shutdown.stepped_down()) {
-    EXCHANGE_LOG(warn) << "exiting " << app::Shutdown::kSteppedDown
-                       << ": another server took over the database";
-    return app::Shutdown::kSteppedDown;
-  }
-  if (!shutdown.forced()) return 0;
-  EXCHANGE_LOG(warn) << "exiting " << app::Shutdown::kNotDrained
-                     << ": requests still waiting after the grace period were failed";
-  return app::Shutdown::kNotDrained;
-}
-
 }  // namespace cli

@@ -1,16 +1,13 @@
 #pragma once
-// What exchange-server and exchange-floor share as processes: the serving flags (port,
-// address, database, concurrency model and its threads, log level) with their checks, the
-// descriptor limit, and the exit status after a shutdown. One copy, so the floor the benchmark
-// compares with is always served exactly as the server is.
-#include <sys/resource.h>
-
+// The flags exchange-server and exchange-floor share (port, address, database, concurrency
+// model and its threads, log level) with their checks. One copy, so the floor the benchmark
+// compares with is always served exactly as the server is; cli::serve (serve.hpp) runs the
+// rest of the process for both.
 #include <optional>
 #include <string>
 
 #include <boost/program_options.hpp>
 
-#include "app/shutdown.hpp"
 #include "concurrency/model.hpp"
 
 namespace cli {
@@ -45,19 +42,5 @@ std::optional<int> parse_serving_flags(int argc, char** argv,
 
 // ModelOptions with the flags' thread counts (the rest at their defaults).
 concurrency::ModelOptions model_options(const ServingFlags& flags);
-
-// Each connection holds a descriptor, so the usual soft limit of 1024 would be hit long before
-// --max-connections: raises it to the hard limit, and warns if even that is below `needed`.
-void raise_descriptor_limit(rlim_t needed);
-
-// The exit status after `error` ended start-up or serving: 4 if the process stepped down
-// (another server took over its database), 0 if a stop had been requested (a shutdown while
-// PostgreSQL was still awaited; logged as a warning), otherwise 1 (logged).
-int fatal_status(const app::Shutdown& shutdown, const std::exception& error);
-
-// The exit status once serving ended: 4 (logged) when it stepped down because another server
-// took over its database, 3 (logged) when the shutdown's grace period ran out with requests
-// still waiting, otherwise 0.
-int exit_status(const app::Shutdown& shutdown);
 
 }  // namespace cli

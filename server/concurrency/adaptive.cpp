@@ -129,12 +129,12 @@ class AdaptiveSizer : public Sizer {
 
 }  // namespace
 
-std::unique_ptr<RunPolicy> run_on_adaptive_pool(const ModelOptions& options,
-                                                app::Handler& handler) {
+std::unique_ptr<RunPolicy> run_on_adaptive_pool(const RequestRunner& runner) {
+  const ModelOptions& options = runner.options();
   unsigned ceiling = std::max(1u, options.max_threads);
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   unsigned floor = std::clamp(std::max(options.min_threads, cores), 1u, ceiling);
-  return run_on_sized_pool(options, handler, std::make_unique<AdaptiveSizer>(floor, ceiling));
+  return run_on_sized_pool(runner, std::make_unique<AdaptiveSizer>(floor, ceiling));
 }
 
 }  // namespace concurrency

@@ -38,7 +38,7 @@ void DynamicPool::resize(unsigned target) {
         wake_.notify_all();  // idle surplus threads retire now, busy ones after their task
     }
   }
-  join_retired();
+  workers_.join_finished();
 }
 
 void DynamicPool::start_threads(std::unique_lock<std::mutex>& lock, unsigned count) {
@@ -46,27 +46,20 @@ void DynamicPool::start_threads(std::unique_lock<std::mutex>& lock, unsigned cou
   ++starting_;
   // Thread creation takes tens of microseconds each: not under the lock the workers need.
   lock.unlock();
-  std::vector<std::unique_ptr<boost::thread>> made;
-  made.reserve(count);
+  unsigned made = 0;
   try {
-    for (unsigned i = 0; i < count; ++i)
-      made.push_back(std::make_unique<boost::thread>([this] { work(); }));
+    for (; made < count; ++made) workers_.spawn([this] { work(); });
   } catch (const std::exception& e) {
-    EXCHANGE_LOG(warn) << "cannot start a pool thread (" << made.size() << " of " << count
+    EXCHANGE_LOG(warn) << "cannot start a pool thread (" << made << " of " << count
                        << " started): " << e.what();
   }
   lock.lock();
-  started_ += made.size();
-  threads_ -= count - static_cast<unsigned>(made.size());
-  for (auto& t : made) {
-    auto id = t->get_id();
-    workers_.emplace(id, std::move(t));
-  }
+  started_ += made;
+  threads_ -= count - made;
   if (--starting_ == 0 && threads_ == 0) all_gone_.notify_all();
 }
 
 void DynamicPool::work() {
-  const auto id = boost::this_thread::get_id();
   std::unique_lock<std::mutex> lock(mutex_);
   auto idle_since = std::chrono::steady_clock::now();
   auto has_news = [this] { return stopping_ || !queue_.empty() || threads_ > target_; };
@@ -102,25 +95,7 @@ void DynamicPool::work() {
     }
   }
   --threads_;
-  retired_.push_back(id);
   if (threads_ == 0 && starting_ == 0) all_gone_.notify_all();
-}
-
-void DynamicPool::join_retired() {
-  std::vector<std::unique_ptr<boost::thread>> done;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // A thread that retired before its starter recorded it stays listed for the next call.
-    auto keep = std::remove_if(retired_.begin(), retired_.end(), [&](boost::thread::id id) {
-      auto it = workers_.find(id);
-      if (it == workers_.end()) return false;
-      done.push_back(std::move(it->second));
-      workers_.erase(it);
-      return true;
-    });
-    retired_.erase(keep, retired_.end());
-  }
-  for (auto& t : done) t->join();  // each has left work() already, or is just leaving it
 }
 
 void DynamicPool::shutdown() {
@@ -130,7 +105,7 @@ void DynamicPool::shutdown() {
     wake_.notify_all();
     all_gone_.wait(lock, [this] { return threads_ == 0 && starting_ == 0; });
   }
-  join_retired();
+  workers_.join_all();  // each has left work() already, or is just leaving it
 }
 
 DynamicPool::Stats DynamicPool::stats() const {

@@ -12,12 +12,9 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
-#include <memory>
 #include <mutex>
-#include <vector>
 
-#include <boost/thread/thread.hpp>
+#include "concurrency/thread_set.hpp"
 
 namespace concurrency {
 
@@ -56,7 +53,6 @@ class DynamicPool {
  private:
   void start_threads(std::unique_lock<std::mutex>& lock, unsigned count);
   void work();
-  void join_retired();
 
   const Limits limits_;
   mutable std::mutex mutex_;
@@ -70,8 +66,8 @@ class DynamicPool {
   unsigned starting_ = 0;  // start_threads calls creating threads outside the lock
   std::uint64_t started_ = 0;
   bool stopping_ = false;
-  std::map<boost::thread::id, std::unique_ptr<boost::thread>> workers_;
-  std::vector<boost::thread::id> retired_;  // exited (or exiting), still to be joined
+  // The workers; a retired one is joined by the next start, resize() or shutdown().
+  ThreadSet workers_;
 };
 
 }  // namespace concurrency

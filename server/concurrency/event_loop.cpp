@@ -47,7 +47,10 @@ void EventLoop::accept() {
       return;
     }
     if (!ec && open_connections_ >= limits_.max_connections) {
-      refuse_busy(std::move(socket));
+      // --max-connections are open already: "Server busy", and let go.
+      boost::system::error_code release_ec;
+      int fd = socket.release(release_ec);
+      if (!release_ec) refuser_.refuse_busy(fd, limits_.max_connections);
     } else if (!ec) {
       ++open_connections_;
       auto conn = std::make_shared<net::AsyncConnection>(std::move(socket), limits_, dispatch_,
@@ -63,16 +66,6 @@ void EventLoop::accept() {
     }
     accept();  // other errors affect one connection, not the listener
   });
-}
-
-void EventLoop::refuse_busy(asio::ip::tcp::socket socket) {
-  boost::system::error_code ec;
-  int fd = socket.release(ec);
-  if (ec) return;  // the socket closes with `socket`
-  refuser_.refuse(fd, net::server_busy_reply(limits_.max_connections));
-  if (std::size_t n = refuser_.refused(); n % 1000 == 1)
-    EXCHANGE_LOG(warn) << "refused a connection: " << limits_.max_connections
-                       << " already open (--max-connections); " << n << " refused so far";
 }
 
 void EventLoop::stop() {

@@ -30,8 +30,6 @@ class EventLoop {
 
  private:
   void accept();
-  // Answers "Server busy" and lets go: --max-connections are open already.
-  void refuse_busy(boost::asio::ip::tcp::socket socket);
 
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;

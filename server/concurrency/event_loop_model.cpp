@@ -13,9 +13,9 @@ class EventLoopModel : public Model {
   EventLoopModel(const ModelOptions& options, RunPolicyFactory make_policy)
       : options_(options), make_policy_(std::move(make_policy)) {}
 
-  void run(net::Listener& listener, app::Handler& handler) override {
-    app::Metrics& metrics = *options_.metrics;
-    std::unique_ptr<RunPolicy> policy = make_policy_(options_, handler);
+  void run(net::Listener& listener, serving::Handler& handler,
+           serving::MetricsSink& metrics) override {
+    std::unique_ptr<RunPolicy> policy = make_policy_(RequestRunner(options_, handler, metrics));
     EventLoop loop(listener, options_.limits,
                    [&metrics, &policy](std::string payload, net::AsyncConnection::ReplyFn reply) {
                      metrics.arrival();
@@ -23,7 +23,7 @@ class EventLoopModel : public Model {
                    });
     LoopStopper::Attachment attached(stopper_, loop);
     metrics.set_gauges([this, &policy, &loop] {
-      app::Metrics::Gauges g;
+      serving::Gauges g;
       policy->gauges(g);
       budget_gauges(options_.limits, g);
       g.connections = static_cast<long>(loop.open_connections());
@@ -33,7 +33,7 @@ class EventLoopModel : public Model {
     // Also on the way out of an exception: nothing that uses `loop` or the policy may
     // outlive them.
     struct Cleanup {
-      app::Metrics& metrics;
+      serving::MetricsSink& metrics;
       RunPolicy& policy;
       ~Cleanup() {
         metrics.set_gauges(nullptr);

@@ -80,8 +80,8 @@ class FotpSizer : public Sizer {
 
 }  // namespace
 
-std::unique_ptr<RunPolicy> run_on_fotp_pool(const ModelOptions& options, app::Handler& handler) {
-  return run_on_sized_pool(options, handler, std::make_unique<FotpSizer>());
+std::unique_ptr<RunPolicy> run_on_fotp_pool(const RequestRunner& runner) {
+  return run_on_sized_pool(runner, std::make_unique<FotpSizer>());
 }
 
 }  // namespace concurrency

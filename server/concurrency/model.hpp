@@ -1,16 +1,17 @@
 #pragma once
 // A concurrency model decides which threads accept connections, read requests, run the
-// handler and write replies. Every model serves the same app::Handler; an event-loop model is
-// a RunPolicy (run_policy.hpp) plus one line in models.cpp.
+// handler and write replies. Every model serves the same serving::Handler and reports to the
+// serving::MetricsSink it is handed; an event-loop model is a RunPolicy (run_policy.hpp) plus
+// one line in models.cpp.
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "app/handler.hpp"
-#include "app/metrics.hpp"
 #include "net/framing.hpp"
 #include "net/listener.hpp"
+#include "serving/handler.hpp"
+#include "serving/metrics_sink.hpp"
 
 namespace concurrency {
 
@@ -23,15 +24,16 @@ struct ModelOptions {
   // handler, before the handler and outside every lock, as if it did blocking I/O.
   unsigned simulated_io_ms_per_child = 0;
   net::ConnectionLimits limits;
-  // Where the model counts arrivals and completions and publishes its gauges. Never null.
-  std::shared_ptr<app::Metrics> metrics = std::make_shared<app::Metrics>();
 };
 
 class Model {
  public:
   virtual ~Model() = default;
-  // Serves connections until stop(); returns once every accepted request is answered.
-  virtual void run(net::Listener& listener, app::Handler& handler) = 0;
+  // Serves connections with `handler` until stop(); returns once every accepted request is
+  // answered. Counts arrivals and completions in `metrics` and publishes its gauges there
+  // while it runs. Both outlive run().
+  virtual void run(net::Listener& listener, serving::Handler& handler,
+                   serving::MetricsSink& metrics) = 0;
   // Stops accepting and lets run() return. Thread-safe; called from the signal thread.
   virtual void stop() = 0;
 };
@@ -48,7 +50,7 @@ const std::vector<ModelInfo>& all_models();
 const ModelInfo* find_model(const std::string& name);
 
 // The buffer budget's figures in a model's gauges (left out when there is no budget).
-inline void budget_gauges(const net::ConnectionLimits& limits, app::Metrics::Gauges& g) {
+inline void budget_gauges(const net::ConnectionLimits& limits, serving::Gauges& g) {
   if (!limits.budget) return;
   g.buffered_bytes = static_cast<long>(limits.budget->used());
   g.buffered_limit = static_cast<long>(limits.budget->limit());

@@ -22,10 +22,11 @@ class PerClient : public Model {
  public:
   explicit PerClient(const ModelOptions& options) : options_(options) {}
 
-  void run(net::Listener& listener, app::Handler& handler) override {
-    app::Metrics& metrics = *options_.metrics;
+  void run(net::Listener& listener, serving::Handler& handler,
+           serving::MetricsSink& metrics) override {
+    const RequestRunner runner(options_, handler, metrics);
     metrics.set_gauges([this] {
-      app::Metrics::Gauges g;
+      serving::Gauges g;
       std::lock_guard<std::mutex> lock(mutex_);
       g.threads = g.connections = static_cast<long>(open_.size());
       g.busy = static_cast<long>(busy_);
@@ -43,11 +44,11 @@ class PerClient : public Model {
         if (!full) open_.insert(fd);
       }
       if (full) {
-        refuse_busy(fd);
+        refuser_.refuse_busy(fd, options_.limits.max_connections);  // without a thread
         continue;
       }
       try {
-        threads_.spawn([this, fd, &handler, &metrics] { serve(fd, handler, metrics); });
+        threads_.spawn([this, fd, &runner] { serve(fd, runner); });
       } catch (const boost::thread_resource_error& e) {
         EXCHANGE_LOG(warn) << "cannot start a thread for a connection: " << e.what();
         {
@@ -71,28 +72,18 @@ class PerClient : public Model {
   void stop() override { stopping_ = true; }
 
  private:
-  // --max-connections threads serve connections already: answer "Server busy" and let go,
-  // without a thread.
-  void refuse_busy(int fd) {
-    refuser_.refuse(fd, net::server_busy_reply(options_.limits.max_connections));
-    if (std::size_t n = refuser_.refused(); n % 1000 == 1)
-      EXCHANGE_LOG(warn) << "refused a connection: " << options_.limits.max_connections
-                         << " already open (--max-connections); " << n << " refused so far";
-  }
-
-  void serve(int fd, app::Handler& handler, app::Metrics& metrics) {
-    net::serve_blocking(fd, options_.limits,
-                        [this, &handler, &metrics](const std::string& payload) {
-                          metrics.arrival();
-                          {
-                            std::lock_guard<std::mutex> lock(mutex_);
-                            ++busy_;
-                          }
-                          std::string reply = run_request_blocking(handler, options_, payload);
-                          std::lock_guard<std::mutex> lock(mutex_);
-                          --busy_;
-                          return reply;
-                        });
+  void serve(int fd, const RequestRunner& runner) {
+    net::serve_blocking(fd, options_.limits, [this, &runner](const std::string& payload) {
+      runner.metrics().arrival();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++busy_;
+      }
+      std::string reply = runner.run_blocking(payload);
+      std::lock_guard<std::mutex> lock(mutex_);
+      --busy_;
+      return reply;
+    });
     // Leaves the set before the descriptor is closed, whose number may then be reused.
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -5,23 +5,21 @@
 #include <atomic>
 
 #include "concurrency/run_policy.hpp"
-#include "concurrency/run_request.hpp"
 
 namespace concurrency {
 namespace {
 
 class RunInline : public RunPolicy {
  public:
-  RunInline(const ModelOptions& options, app::Handler& handler)
-      : options_(options), handler_(handler) {}
+  explicit RunInline(const RequestRunner& runner) : runner_(runner) {}
 
   void run(Job job) override {
     in_handler_.store(1, std::memory_order_relaxed);
-    run_request(handler_, options_, job.payload, std::move(job.reply));
+    runner_.run(job.payload, std::move(job.reply));
     in_handler_.store(0, std::memory_order_relaxed);
   }
 
-  void gauges(app::Metrics::Gauges& g) const override {
+  void gauges(serving::Gauges& g) const override {
     g.threads = 1;
     g.busy = in_handler_.load(std::memory_order_relaxed);
   }
@@ -29,15 +27,14 @@ class RunInline : public RunPolicy {
   void finish() override {}
 
  private:
-  const ModelOptions& options_;
-  app::Handler& handler_;
+  const RequestRunner runner_;
   std::atomic<int> in_handler_{0};
 };
 
 }  // namespace
 
-std::unique_ptr<RunPolicy> run_inline(const ModelOptions& options, app::Handler& handler) {
-  return std::make_unique<RunInline>(options, handler);
+std::unique_ptr<RunPolicy> run_inline(const RequestRunner& runner) {
+  return std::make_unique<RunInline>(runner);
 }
 
 }  // namespace concurrency

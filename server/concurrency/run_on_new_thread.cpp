@@ -2,7 +2,6 @@
 // cost is paid on every request, and under load the number of threads is the number of
 // requests being handled, with no bound (seeds 000 and 004 measure exactly that).
 #include "concurrency/run_policy.hpp"
-#include "concurrency/run_request.hpp"
 #include "concurrency/thread_set.hpp"
 #include "net/framing.hpp"
 #include "util/log.hpp"
@@ -12,14 +11,13 @@ namespace {
 
 class RunOnNewThread : public RunPolicy {
  public:
-  RunOnNewThread(const ModelOptions& options, app::Handler& handler)
-      : options_(options), handler_(handler) {}
+  explicit RunOnNewThread(const RequestRunner& runner) : runner_(runner) {}
 
   void run(Job job) override {
     auto reply = job.reply;  // kept to answer if no thread can be started
     try {
       threads_.spawn([this, job = std::move(job)]() mutable {
-        run_request(handler_, options_, job.payload, std::move(job.reply));
+        runner_.run(job.payload, std::move(job.reply));
       });
     } catch (const boost::thread_resource_error& e) {
       EXCHANGE_LOG(warn) << "cannot start a thread for a request: " << e.what();
@@ -27,7 +25,7 @@ class RunOnNewThread : public RunPolicy {
     }
   }
 
-  void gauges(app::Metrics::Gauges& g) const override {
+  void gauges(serving::Gauges& g) const override {
     g.threads = g.busy = static_cast<long>(threads_.live());
   }
 
@@ -35,15 +33,14 @@ class RunOnNewThread : public RunPolicy {
   void finish() override { threads_.join_all(); }
 
  private:
-  const ModelOptions& options_;
-  app::Handler& handler_;
+  const RequestRunner runner_;
   ThreadSet threads_;
 };
 
 }  // namespace
 
-std::unique_ptr<RunPolicy> run_on_new_thread(const ModelOptions& options, app::Handler& handler) {
-  return std::make_unique<RunOnNewThread>(options, handler);
+std::unique_ptr<RunPolicy> run_on_new_thread(const RequestRunner& runner) {
+  return std::make_unique<RunOnNewThread>(runner);
 }
 
 }  // namespace concurrency

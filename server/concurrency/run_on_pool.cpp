@@ -9,7 +9,6 @@
 
 #include <boost/thread/thread.hpp>
 
-#include "concurrency/run_request.hpp"
 #include "concurrency/sizer.hpp"
 #include "util/log.hpp"
 
@@ -19,12 +18,12 @@ namespace {
 class RunOnPool : public RunPolicy {
  public:
   // `sizer` null: a fixed pool of `limits.min_threads` == `limits.max_threads` threads.
-  RunOnPool(const ModelOptions& options, app::Handler& handler, const DynamicPool::Limits& limits,
-            unsigned initial, std::unique_ptr<Sizer> sizer)
-      : options_(options),
-        handler_(handler),
+  RunOnPool(const RequestRunner& runner, const DynamicPool::Limits& limits, unsigned initial,
+            std::unique_ptr<Sizer> sizer)
+      : runner_(runner),
         sizer_(std::move(sizer)),
-        scan_(options.simulated_io_ms_per_child > 0 || (sizer_ && sizer_->wants_request_class())),
+        scan_(runner.options().simulated_io_ms_per_child > 0 ||
+              (sizer_ && sizer_->wants_request_class())),
         runqueue_(sizer_ && sizer_->wants_runqueue_wait()),
         pool_(limits, initial) {
     if (sizer_) controller_ = boost::thread([this] { control(); });
@@ -39,7 +38,7 @@ class RunOnPool : public RunPolicy {
     pool_.submit([this, shape = std::move(shape), job = std::move(job)]() mutable {
       std::int64_t wait_before = runqueue_ ? thread_runqueue_wait_ns() : -1;
       Sizer::TaskTimes times;
-      times.wall = run_request(handler_, options_, job.payload, std::move(job.reply),
+      times.wall = runner_.run(job.payload, std::move(job.reply),
                                scan_ ? static_cast<int>(shape.children) : -1);
       if (!sizer_) return;
       if (wait_before >= 0) {
@@ -51,7 +50,7 @@ class RunOnPool : public RunPolicy {
     });
   }
 
-  void gauges(app::Metrics::Gauges& g) const override {
+  void gauges(serving::Gauges& g) const override {
     DynamicPool::Stats s = pool_.stats();
     g.threads = s.threads;
     g.busy = s.busy;
@@ -93,8 +92,7 @@ class RunOnPool : public RunPolicy {
     }
   }
 
-  const ModelOptions& options_;
-  app::Handler& handler_;
+  const RequestRunner runner_;
   const std::unique_ptr<Sizer> sizer_;
   const bool scan_;      // request classes or child counts are needed
   const bool runqueue_;  // the sizer wants each task's run-queue wait
@@ -107,20 +105,21 @@ class RunOnPool : public RunPolicy {
 
 }  // namespace
 
-std::unique_ptr<RunPolicy> run_on_fixed_pool(const ModelOptions& options, app::Handler& handler) {
+std::unique_ptr<RunPolicy> run_on_fixed_pool(const RequestRunner& runner) {
   DynamicPool::Limits limits;
-  limits.min_threads = limits.max_threads = std::max(1u, options.threads);
-  return std::make_unique<RunOnPool>(options, handler, limits, limits.min_threads, nullptr);
+  limits.min_threads = limits.max_threads = std::max(1u, runner.options().threads);
+  return std::make_unique<RunOnPool>(runner, limits, limits.min_threads, nullptr);
 }
 
-std::unique_ptr<RunPolicy> run_on_sized_pool(const ModelOptions& options, app::Handler& handler,
+std::unique_ptr<RunPolicy> run_on_sized_pool(const RequestRunner& runner,
                                              std::unique_ptr<Sizer> sizer) {
+  const ModelOptions& options = runner.options();
   DynamicPool::Limits limits;
   limits.max_threads = std::max(1u, options.max_threads);
   limits.min_threads = std::clamp(options.min_threads, 1u, limits.max_threads);
   limits.idle_timeout = sizer->idle_timeout();
   unsigned initial = sizer->initial_threads(limits);
-  return std::make_unique<RunOnPool>(options, handler, limits, initial, std::move(sizer));
+  return std::make_unique<RunOnPool>(runner, limits, initial, std::move(sizer));
 }
 
 }  // namespace concurrency

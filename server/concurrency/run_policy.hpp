@@ -12,10 +12,10 @@
 #include <memory>
 #include <string>
 
-#include "app/handler.hpp"
-#include "app/metrics.hpp"
 #include "concurrency/model.hpp"
+#include "concurrency/run_request.hpp"
 #include "net/async_connection.hpp"
+#include "serving/metrics_sink.hpp"
 
 namespace concurrency {
 
@@ -24,25 +24,26 @@ struct Job {
   net::AsyncConnection::ReplyFn reply;  // exactly once, from any thread
 };
 
+// A policy runs each job with the model's RequestRunner (its options, handler and metrics),
+// which outlives it.
 class RunPolicy {
  public:
   virtual ~RunPolicy() = default;
   // On the event-loop thread: runs the job here or hands it to another thread.
   virtual void run(Job job) = 0;
   // Threads, busy threads, queue length and pool target, for the metrics (any thread).
-  virtual void gauges(app::Metrics::Gauges& g) const = 0;
+  virtual void gauges(serving::Gauges& g) const = 0;
   // After the event loop has returned (every reply written): stops and joins its threads.
   virtual void finish() = 0;
 };
 
-using RunPolicyFactory =
-    std::function<std::unique_ptr<RunPolicy>(const ModelOptions&, app::Handler&)>;
+using RunPolicyFactory = std::function<std::unique_ptr<RunPolicy>(const RequestRunner&)>;
 
-std::unique_ptr<RunPolicy> run_inline(const ModelOptions&, app::Handler&);
-std::unique_ptr<RunPolicy> run_on_new_thread(const ModelOptions&, app::Handler&);
-std::unique_ptr<RunPolicy> run_on_fixed_pool(const ModelOptions&, app::Handler&);
-std::unique_ptr<RunPolicy> run_on_fotp_pool(const ModelOptions&, app::Handler&);
-std::unique_ptr<RunPolicy> run_on_adaptive_pool(const ModelOptions&, app::Handler&);
+std::unique_ptr<RunPolicy> run_inline(const RequestRunner&);
+std::unique_ptr<RunPolicy> run_on_new_thread(const RequestRunner&);
+std::unique_ptr<RunPolicy> run_on_fixed_pool(const RequestRunner&);
+std::unique_ptr<RunPolicy> run_on_fotp_pool(const RequestRunner&);
+std::unique_ptr<RunPolicy> run_on_adaptive_pool(const RequestRunner&);
 
 // The model that serves connections with an EventLoop and runs requests by `policy`.
 std::unique_ptr<Model> make_event_loop_model(const ModelOptions& options, RunPolicyFactory policy);

@@ -16,13 +16,12 @@
 
 namespace concurrency {
 
-std::chrono::nanoseconds run_request(app::Handler& handler, const ModelOptions& options,
-                                     std::string_view payload, app::Handler::Reply done,
-                                     int children) {
+std::chrono::nanoseconds RequestRunner::run(std::string_view payload, serving::Handler::Reply done,
+                                            int children) const {
   auto start = std::chrono::steady_clock::now();
-  if (options.simulated_io_ms_per_child > 0) {
+  if (options_.simulated_io_ms_per_child > 0) {
     if (children < 0) children = static_cast<int>(protocol::scan_request(payload).children);
-    std::this_thread::sleep_for(std::chrono::milliseconds(options.simulated_io_ms_per_child) *
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.simulated_io_ms_per_child) *
                                 children);
   }
   // The connection waits for exactly one reply: if the handler throws (out of memory, a bug)
@@ -33,7 +32,7 @@ std::chrono::nanoseconds run_request(app::Handler& handler, const ModelOptions& 
     if (!answered->exchange(true)) done(std::move(xml));
   };
   try {
-    handler.handle(payload, once);
+    handler_.handle(payload, once);
   } catch (const std::exception& e) {
     EXCHANGE_LOG(error) << "a request failed: " << e.what();
     once(
@@ -41,16 +40,14 @@ std::chrono::nanoseconds run_request(app::Handler& handler, const ModelOptions& 
                                  "before retrying"));
   }
   auto took = std::chrono::steady_clock::now() - start;
-  options.metrics->completion(took);
+  metrics_.completion(took);
   return took;
 }
 
-std::string run_request_blocking(app::Handler& handler, const ModelOptions& options,
-                                 std::string_view payload) {
+std::string RequestRunner::run_blocking(std::string_view payload) const {
   boost::promise<std::string> reply;
   boost::unique_future<std::string> future = reply.get_future();
-  run_request(handler, options, payload,
-              [&reply](std::string xml) { reply.set_value(std::move(xml)); });
+  run(payload, [&reply](std::string xml) { reply.set_value(std::move(xml)); });
   return future.get();
 }
 

@@ -9,20 +9,36 @@
 #include <string>
 #include <string_view>
 
-#include "app/handler.hpp"
 #include "concurrency/model.hpp"
+#include "serving/handler.hpp"
+#include "serving/metrics_sink.hpp"
 
 namespace concurrency {
 
-// `children` is the request's child count if the caller already scanned it (scan_request),
-// or -1 to scan here when simulated I/O needs it.
-std::chrono::nanoseconds run_request(app::Handler& handler, const ModelOptions& options,
-                                     std::string_view payload, app::Handler::Reply done,
-                                     int children = -1);
+// What a model's run() was handed, with its options: three references, cheap to copy. All
+// three outlive the runner.
+class RequestRunner {
+ public:
+  RequestRunner(const ModelOptions& options, serving::Handler& handler,
+                serving::MetricsSink& metrics)
+      : options_(options), handler_(handler), metrics_(metrics) {}
 
-// The same, then waits for the reply (for models whose thread owns the connection).
-std::string run_request_blocking(app::Handler& handler, const ModelOptions& options,
-                                 std::string_view payload);
+  // Runs one request; `done` gets exactly one reply (an "Internal error" one if the handler
+  // throws). `children` is the request's child count if the caller already scanned it
+  // (scan_request), or -1 to scan here when simulated I/O needs it.
+  std::chrono::nanoseconds run(std::string_view payload, serving::Handler::Reply done,
+                               int children = -1) const;
+  // The same, then waits for the reply (for models whose thread owns the connection).
+  std::string run_blocking(std::string_view payload) const;
+
+  const ModelOptions& options() const { return options_; }
+  serving::MetricsSink& metrics() const { return metrics_; }
+
+ private:
+  const ModelOptions& options_;
+  serving::Handler& handler_;
+  serving::MetricsSink& metrics_;
+};
 
 // Nanoseconds the calling thread has spent runnable but waiting for a CPU, from
 // /proc/thread-self/schedstat; -1 where the kernel does not say. A difference of two readings

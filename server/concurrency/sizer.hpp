@@ -5,7 +5,6 @@
 #include <chrono>
 #include <memory>
 
-#include "app/handler.hpp"
 #include "concurrency/dynamic_pool.hpp"
 #include "concurrency/run_policy.hpp"
 #include "protocol/request_shape.hpp"
@@ -41,7 +40,7 @@ class Sizer {
 };
 
 // Half-sync/half-async like `pool`, on a DynamicPool that `sizer` resizes every period.
-std::unique_ptr<RunPolicy> run_on_sized_pool(const ModelOptions& options, app::Handler& handler,
+std::unique_ptr<RunPolicy> run_on_sized_pool(const RequestRunner& runner,
                                              std::unique_ptr<Sizer> sizer);
 
 }  // namespace concurrency

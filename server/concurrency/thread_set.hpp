@@ -1,6 +1,7 @@
 #pragma once
-// Threads that end on their own (one per request, one per connection), joined rather than
-// detached: a thread that has finished is joined by the next spawn(), the rest by join_all().
+// Threads that end on their own (one per request, one per connection, the workers of a
+// DynamicPool), joined rather than detached: a thread that has finished is joined by the next
+// spawn() or join_finished(), the rest by join_all().
 // Joining keeps shutdown exact (no thread outlives the model) and gives ThreadSanitizer the
 // happens-before edge that boost::thread::detach() hides inside the uninstrumented library.
 #include <condition_variable>
@@ -26,12 +27,12 @@ class ThreadSet {
   void spawn(std::function<void()> fn);
   // Threads started and not yet finished.
   std::size_t live() const;
+  // Joins the threads that have finished (each has left its function already). Any thread.
+  void join_finished();
   // Waits until every thread has finished, and joins them all.
   void join_all();
 
  private:
-  void join_finished();
-
   mutable std::mutex mutex_;
   std::condition_variable all_done_;
   std::size_t live_ = 0;

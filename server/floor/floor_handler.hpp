@@ -10,12 +10,12 @@
 #include <string>
 #include <string_view>
 
-#include "app/handler.hpp"
+#include "serving/handler.hpp"
 #include "store/batcher.hpp"
 
 namespace floor_server {
 
-class FloorHandler : public app::Handler {
+class FloorHandler final : public serving::Handler {
  public:
   explicit FloorHandler(store::Batcher& batcher) : batcher_(batcher) {}
 

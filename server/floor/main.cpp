@@ -15,27 +15,24 @@
 // --port, --bind, --db (or $DATABASE_URL), --concurrency, --threads, --reset, --log-level,
 // --help. SIGINT/SIGTERM: stop accepting, let in-flight requests commit (10 s), exit 0 (3 if
 // some had to be failed; 4 if another process took its database over, 1 if one held it).
+//
+// The process is the server's own (cli::serve, cli/serve.hpp): the floor differs only in what
+// it serves (FloorService below) and in its flags.
 #include <atomic>
-#include <csignal>
 #include <memory>
 #include <string>
 
 #include <boost/program_options.hpp>
 #include <pqxx/pqxx>
 
+#include "app/health.hpp"
 #include "app/shutdown.hpp"
+#include "cli/serve.hpp"
 #include "cli/serving_flags.hpp"
-#include "concurrency/model.hpp"
 #include "floor/floor_handler.hpp"
-#include "net/buffer_budget.hpp"
-#include "net/listener.hpp"
-#include "schema_sql.hpp"
 #include "store/batch_writer.hpp"
 #include "store/batcher.hpp"
-#include "store/connection_bounds.hpp"
-#include "store/database.hpp"
 #include "store/watchdog.hpp"
-#include "store/writer_lock.hpp"
 #include "util/log.hpp"
 
 namespace po = boost::program_options;
@@ -92,6 +89,72 @@ void refuse_exchange_database(const std::string& conninfo) {
         "exchange_floor");
 }
 
+// What exchange-floor serves: the server's group commit (store::Batcher behind a
+// store::BatchWriter) journaling every payload as received, and the FloorHandler.
+class FloorService final : public cli::Service {
+ public:
+  explicit FloorService(const cli::Startup& start)
+      : shutdown_(start.shutdown),
+        // Seqs continue after the stored ones: they are the journal's primary key.
+        last_seq_(start.db.last_journal_seq()),
+        // Exactly the server's write path: the same writer (broken connections resolved
+        // through commit_marker) behind the same group commit.
+        writer_(start.options.serving.db, start.writer_epoch, start.options.db_timeout,
+                start.options.db_timeout),
+        batcher_([this](const store::Batch& batch, store::Ticket t) { writer_.write(batch, t); },
+                 // A failed batch fails with the one filling behind it, as in the server; there is
+                 // no engine to rebuild, so that is all.
+                 [this](store::Batcher& failing, store::Ticket failed, store::Outcome outcome) {
+                   if (outcome == store::Outcome::Fenced) fence(failing.fenced_why());
+                   for (auto& answer : failing.fail_open_batch(failed, outcome)) answer();
+                 }),
+        handler_(batcher_) {
+    batcher_.set_next_seq(last_seq_ + 1);
+  }
+
+  serving::Handler& handler() override { return handler_; }
+  // Said once, whoever finds out first (a fenced append, or the lock's keeper).
+  void fence(const std::string& why) override {
+    if (fenced_.exchange(true)) return;
+    EXCHANGE_LOG(error) << "fenced: " << why << "; stepping down";
+    writer_.fence(why);
+    shutdown_.step_down();
+  }
+  void start() override { batcher_.start(); }
+  // Grace over: nothing more is written, waiting calls return now.
+  void abandon() override {
+    writer_.abandon();
+    store::Watchdog::shared().fire_all();
+  }
+  void stop(bool) override { batcher_.stop(); }
+  // The floor has no admin port; were it given one, it would be ready while it serves.
+  app::Health::Status health(bool stopping) override {
+    return {!stopping, stopping ? "stopping" : "ok"};
+  }
+  std::string loaded() override {
+    return "journal continues after seq " + std::to_string(last_seq_);
+  }
+  std::string summary() override { return store::Batcher::describe(batcher_.stats()); }
+
+ private:
+  app::Shutdown& shutdown_;
+  const std::int64_t last_seq_;
+  store::BatchWriter writer_;
+  std::atomic<bool> fenced_{false};
+  store::Batcher batcher_;
+  floor_server::FloorHandler handler_;
+};
+
+cli::ServeOptions serve_options(const Config& cfg) {
+  cli::ServeOptions o;  // the server's defaults: timeouts, waits, grace, connection limits
+  o.serving = cfg.serving;
+  o.program = "exchange-floor";
+  o.reset = cfg.reset;
+  o.reset_note = "journal emptied (--reset)";
+  o.check_database = refuse_exchange_database;
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,95 +162,7 @@ int main(int argc, char** argv) {
   Config cfg;
   int exit_code = 0;
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
-  // The server's default --max-connections (4096), plus threads and database connections.
-  cli::raise_descriptor_limit(4096 + cfg.serving.max_threads + 64);
-  // A peer that closes while we write is an error on that connection, never a signal.
-  std::signal(SIGPIPE, SIG_IGN);
-  // Before any thread starts: SIGINT/SIGTERM are taken by the shutdown thread alone.
-  app::Shutdown shutdown{std::chrono::milliseconds(10000)};
-  // The server's bounds on every wait for PostgreSQL, so a commit costs the same here.
-  const auto db_timeout = store::kDefaultDbTimeout;
-  cfg.serving.db =
-      store::with_connection_bounds(cfg.serving.db, store::bounds_for_timeout(db_timeout));
-
-  try {
-    std::int64_t last_seq = 0;
-    auto setup = store::connect_with_retry(cfg.serving.db, 30, &shutdown.stop_flag(), db_timeout);
-    // The server's rule and its default wait: one writer per database.
-    store::WriterLock writer_lock(
-        {cfg.serving.db, "exchange-floor", std::chrono::seconds(5), db_timeout},
-        &shutdown.stop_flag());
-    std::int64_t epoch = 0;
-    {
-      // The server's own schema: the journal and commit_marker the group commit writes.
-      setup->apply_schema(kSchemaSql);
-      refuse_exchange_database(cfg.serving.db);
-      epoch = writer_lock.begin_epoch();
-      if (cfg.reset) {
-        setup->reset();
-        EXCHANGE_LOG(info) << "journal emptied (--reset)";
-      }
-      // Seqs continue after the stored ones: they are the journal's primary key.
-      last_seq = setup->last_journal_seq();
-      setup.reset();
-    }
-
-    // Exactly the server's write path: the same writer (broken connections resolved through
-    // commit_marker) behind the same group commit.
-    store::BatchWriter writer(cfg.serving.db, epoch, db_timeout, db_timeout);
-    // Said once, whoever finds out first (a fenced append, or the lock's keeper).
-    std::atomic<bool> fenced{false};
-    auto step_down = [&](const std::string& why) {
-      if (fenced.exchange(true)) return;
-      EXCHANGE_LOG(error) << "fenced: " << why << "; stepping down";
-      writer.fence(why);
-      shutdown.step_down();
-    };
-    store::Batcher batcher(
-        [&writer](const store::Batch& batch, store::Ticket t) { writer.write(batch, t); },
-        // A failed batch fails with the one filling behind it, as in the server; there is no
-        // engine to rebuild, so that is all.
-        [&](store::Batcher& failing, store::Ticket failed, store::Outcome outcome) {
-          if (outcome == store::Outcome::Fenced) step_down(failing.fenced_why());
-          for (auto& answer : failing.fail_open_batch(failed, outcome)) answer();
-        });
-    batcher.set_next_seq(last_seq + 1);
-    floor_server::FloorHandler handler(batcher);
-
-    net::Listener listener(cfg.serving.bind, static_cast<std::uint16_t>(cfg.serving.port));
-    concurrency::ModelOptions options = cli::model_options(cfg.serving);
-    // options.limits: the server's defaults (request size, read timeout, connections, and the
-    // buffer budget, as exchange-server's --max-buffered-bytes default).
-    options.limits.budget = std::make_shared<net::BufferBudget>(net::kDefaultMaxBufferedBytes);
-    auto model = concurrency::find_model(cfg.serving.model)->make(options);
-
-    batcher.start();
-    writer_lock.keep(step_down);
-    // The keeper uses what is declared above: it ends before that is destroyed.
-    struct StopKeeper {
-      store::WriterLock& lock;
-      ~StopKeeper() { lock.stop_keeping(); }
-    } stop_keeper{writer_lock};
-    shutdown.set_actions([&] { model->stop(); },
-                         [&] {
-                           // Grace over: nothing more is written, waiting calls return now.
-                           writer.abandon();
-                           store::Watchdog::shared().fire_all();
-                         });
-    struct ActionsEnd {
-      app::Shutdown& s;
-      ~ActionsEnd() { s.finished(); }
-    } actions_end{shutdown};
-    EXCHANGE_LOG(info) << "serving on " << cfg.serving.bind << ":" << listener.port()
-                       << " with model " << cfg.serving.model << " (journal continues after seq "
-                       << last_seq << ")";
-    if (!shutdown.stop_flag().requested()) model->run(listener, handler);
-    batcher.stop();
-    shutdown.finished();
-    options.metrics->stop();
-    EXCHANGE_LOG(info) << "stopped after " << store::Batcher::describe(batcher.stats());
-  } catch (const std::exception& e) {
-    return cli::fatal_status(shutdown, e);
-  }
-  return cli::exit_status(shutdown);
+  return cli::serve(serve_options(cfg), [](const cli::Startup& start) {
+    return std::make_unique<FloorService>(start);
+  });
 }

@@ -13,6 +13,9 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "net/framing.hpp"
+#include "util/log.hpp"
+
 namespace net {
 
 Listener::Listener(const std::string& bind_address, std::uint16_t port) {
@@ -93,6 +96,13 @@ void Refuser::refuse(int fd, const std::string& reply) {
   }
   lingering_.push_back({fd, std::chrono::steady_clock::now() + grace_});
   wake_.notify_one();
+}
+
+void Refuser::refuse_busy(int fd, std::size_t max_connections) {
+  refuse(fd, server_busy_reply(max_connections));
+  if (std::size_t n = refused(); n % 1000 == 1)
+    EXCHANGE_LOG(warn) << "refused a connection: " << max_connections
+                       << " already open (--max-connections); " << n << " refused so far";
 }
 
 std::size_t Refuser::refused() const {

@@ -50,6 +50,9 @@ class Refuser {
   // Beyond `max_lingering` refusals in their grace period, closes at once (a flood of
   // connections must not pile up descriptors here either).
   void refuse(int fd, const std::string& reply);
+  // Refuses `fd` with "Server busy" because `max_connections` are open already
+  // (--max-connections); logs the first such refusal and every thousandth after it.
+  void refuse_busy(int fd, std::size_t max_connections);
   // How many connections were refused so far.
   std::size_t refused() const;
 

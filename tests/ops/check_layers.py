@@ -1,32 +1,60 @@
 #!/usr/bin/env python3
 """The build's layering, checked: a file in server/LAYER/ may include only headers of LAYER and
-of the layers its library links (directly or through others), as server/CMakeLists.txt says.
+of the layers its library links (directly or through others), as server/CMakeLists.txt says,
+and the CMake links themselves keep the edges the architecture names (docs/ARCHITECTURE.md):
 
     tests/ops/check_layers.py [REPO_ROOT]
 
-Exits 1 and names every offending include. Directories of server/ without a layer library
-(binaries such as the floor) may include anything.
+Exits 1 and names every offending include or link. Directories of server/ without a layer
+library (the binaries' cli/ and floor/) may include anything.
 """
 import os
 import re
 import sys
 
+# Layers (or external libraries, by their CMake names) a layer must never reach, whatever
+# server/CMakeLists.txt says: the edges the architecture forbids. A concurrency model knows what
+# it serves only through serving/ (a Handler and a MetricsSink), so it builds without the
+# exchange's state, the store or libpqxx; net hands payloads to a dispatch function and knows
+# nothing of app; store keeps request bytes as received and knows nothing of protocol.
+PQ = {"PkgConfig::PQXX", "PkgConfig::PQ"}
+MUST_NOT_REACH = {
+    "util": {"exchange", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
+    "exchange": {"protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
+    "protocol": {"store", "serving", "app", "net", "concurrency"} | PQ,
+    "store": {"protocol", "serving", "app", "net", "concurrency"},
+    "serving": {"exchange", "protocol", "store", "app", "net", "concurrency"} | PQ,
+    "app": {"net", "concurrency"},
+    "net": {"store", "serving", "app", "concurrency"} | PQ,
+    "concurrency": {"store", "app"} | PQ,
+}
+# Headers of external libraries, by the CMake name of the library that provides them.
+EXTERNAL_HEADERS = {"pqxx/": "PkgConfig::PQXX", "libpq-fe.h": "PkgConfig::PQ"}
+
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 server = os.path.join(root, "server")
 cmake = open(os.path.join(server, "CMakeLists.txt")).read()
+cmake = re.sub(r"#[^\n]*", "", cmake)  # comments name layers too
 
 layers = set(re.findall(r"^exchange_layer\((\w+)", cmake, re.M))
 links = {layer: set() for layer in layers}
-for target, deps in re.findall(r"target_link_libraries\(exchange-(\w+)\s+PUBLIC([^)]*)\)", cmake):
+for target, deps in re.findall(
+        r"target_link_libraries\(exchange-(\w+)\s+(?:PUBLIC|INTERFACE)([^)]*)\)", cmake):
     if target in layers:
-        links[target] |= {d for d in re.findall(r"exchange-(\w+)", deps) if d in layers}
+        for dep in deps.split():
+            m = re.fullmatch(r"exchange-(\w+)", dep)
+            if m:
+                if m.group(1) in layers:
+                    links[target].add(m.group(1))
+            else:
+                links[target].add(dep)  # an external library (PkgConfig::PQXX, Boost::thread)
 
 
 def reachable(layer):
     seen, todo = set(), [layer]
     while todo:
-        for dep in links[todo.pop()]:
+        for dep in links.get(todo.pop(), ()):
             if dep not in seen:
                 seen.add(dep)
                 todo.append(dep)
@@ -34,6 +62,18 @@ def reachable(layer):
 
 
 bad = []
+missing = sorted(set(MUST_NOT_REACH) - layers)
+if missing:
+    bad.append(f"server/CMakeLists.txt: no layer library for {', '.join(missing)}")
+for layer in sorted(layers):
+    if layer not in MUST_NOT_REACH:
+        bad.append(f"tests/ops/check_layers.py: say what layer {layer} must not reach "
+                   f"(MUST_NOT_REACH)")
+        continue
+    for dep in sorted(reachable(layer) & MUST_NOT_REACH[layer]):
+        bad.append(f"server/CMakeLists.txt: exchange-{layer} links {dep} (directly or through "
+                   f"another layer), which the layering forbids")
+
 checked = 0
 for layer in sorted(layers):
     allowed = reachable(layer)
@@ -47,10 +87,17 @@ for layer in sorted(layers):
             if m and m.group(1) in layers and m.group(1) not in allowed:
                 bad.append(f"server/{layer}/{name}:{n}: {layer} includes {m.group(1)}, which "
                            f"exchange-{layer} does not link ({line.strip()})")
+            m = re.match(r"\s*#include <([^>]+)>", line)
+            if m:
+                for prefix, lib in EXTERNAL_HEADERS.items():
+                    if m.group(1).startswith(prefix) and lib not in allowed:
+                        bad.append(f"server/{layer}/{name}:{n}: {layer} includes a header of "
+                                   f"{lib}, which exchange-{layer} does not link "
+                                   f"({line.strip()})")
 
 if not layers or checked == 0:
     sys.exit("check_layers: found no layer libraries in server/CMakeLists.txt")
 for b in bad:
     print(b)
-print(f"check_layers: {checked} files in {len(layers)} layers, {len(bad)} includes across the layering")
+print(f"check_layers: {checked} files in {len(layers)} layers, {len(bad)} problems")
 sys.exit(1 if bad else 0)

@@ -111,9 +111,10 @@ TEST_CASE("A failed write fails its batch and the one behind it, and recover run
   store::Outcome recovered_with = store::Outcome::Committed;
   store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
                          [&](store::Batcher& b, store::Ticket failed, store::Outcome outcome) {
+                           // Counted before the replies: the test reads it once they arrive.
                            recovered_with = outcome;
-                           for (auto& reply : b.fail_open_batch(failed, outcome)) reply();
                            ++recovered;
+                           for (auto& reply : b.fail_open_batch(failed, outcome)) reply();
                          });
   batcher.start();
   writes.fail_next = true;
