@@ -849,7 +849,7 @@ TEST_CASE("a NUL character reference does not silently shorten a symbol name", "
   CHECK_FALSE(s.engine.has_symbol("a"));
 }
 
-// Was a bug (server/protocol/render.cpp append_escaped, fed by parse.cpp): character references to
+// Was a bug (server/protocol/render.cpp's escape, fed by parse.cpp): character references to
 // characters XML 1.0 forbids (&#1;, &#xFFFE;) or to surrogates (&#xD800;) are decoded by
 // pugixml and echoed raw, so the reply contains a control character / U+FFFE / an encoded
 // surrogate (invalid UTF-8). Strict XML parsers (expat, libxml2) reject such a reply.
