@@ -98,6 +98,9 @@ struct Driver {
   int deadlines_started = 0;
 };
 
+// What the server answers a session hello with.
+const std::string kAccept = "EXCHANGE-SESSION 1 OK\n";
+
 std::string frame(const std::string& payload) {
   return std::to_string(payload.size()) + "\n" + payload;
 }
@@ -124,16 +127,16 @@ TEST_CASE("one-shot connection: one request, its reply, then close", "[session]"
 TEST_CASE("session: hello, pipelined requests answered in order, framed", "[session]") {
   Driver d;
   d.feed("EXCHANGE-SESSION 1\n" + frame("<a/>") + frame("<b/>"));
-  CHECK(d.written == net::kSessionAccept);                  // acknowledged before any reply
+  CHECK(d.written == kAccept);                              // acknowledged before any reply
   REQUIRE(d.requests == std::vector<std::string>{"<a/>"});  // one at a time
   d.write_done();
   d.reply("<r1/>");
   REQUIRE(d.requests.size() == 2);  // the next request is framed once the reply is queued
-  CHECK(d.written == std::string(net::kSessionAccept) + frame("<r1/>"));
+  CHECK(d.written == kAccept + frame("<r1/>"));
   d.write_done();
   d.reply("<r2/>");
   d.write_done();
-  CHECK(d.written == std::string(net::kSessionAccept) + frame("<r1/>") + frame("<r2/>"));
+  CHECK(d.written == kAccept + frame("<r1/>") + frame("<r2/>"));
   CHECK_FALSE(d.closed);  // the session stays open
   CHECK(d.session.wants_read());
   CHECK(d.deadline);  // waiting for the next request, bounded
@@ -310,7 +313,7 @@ TEST_CASE("budget: a session charges exactly what it holds, and nothing once it 
   auto& budget = *limits.budget;
   Driver d(limits);
   d.feed("EXCHANGE-SESSION 1\n");
-  CHECK(budget.used() == net::kSessionAccept.size());  // the acknowledgement being written
+  CHECK(budget.used() == kAccept.size());  // the acknowledgement being written
   d.write_done();
   CHECK(budget.used() == 0);
   const std::string payload(100, 'p');
