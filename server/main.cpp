@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
   // one per worker of the self-sizing pools (adaptive reads its own schedstat file).
   cli::raise_descriptor_limit(cfg.max_connections + cfg.admin_max_connections +
                               cfg.serving.max_threads + cfg.archive_connections + 64);
-  protocol::set_default_parse_limits(cfg.parse_limits);
+  cfg.handler_limits.parse = cfg.parse_limits;
 
   // A peer that closes while we write is an error code on that connection (EPIPE), never a
   // signal that ends the process: every send uses MSG_NOSIGNAL, and this covers the rest.
