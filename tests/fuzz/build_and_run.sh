@@ -20,7 +20,7 @@ if [[ -z "$clangxx" ]] || ! echo "$probe" | "$clangxx" -x c++ -fsanitize=fuzzer 
 fi
 
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -Iserver -Icommon)
+       -Iserver -Icommon -Itests)
 core=(server/exchange/decimal.cpp server/exchange/order_book.cpp server/exchange/engine.cpp
       server/protocol/parse.cpp server/protocol/render.cpp server/app/apply.cpp
       server/app/admission.cpp common/wire/xml_escape.cpp)

@@ -9,15 +9,19 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/session_rules.hpp"
+
 using net::Session;
 using Kind = Session::Action::Kind;
 
 namespace {
 
 // A driver on paper: records what the session asks for and checks the rules every real driver
-// relies on (one Send at a time, one Dispatch at a time, nothing after Close).
-struct Driver {
-  explicit Driver(net::ConnectionLimits limits = {}) : session(limits) {
+// relies on (tests/support/session_rules.hpp: one Send at a time, one Dispatch at a time,
+// nothing after Close, ...); `sending`, `dispatched`, `deadline` and `closed` are theirs.
+struct Driver : testing_support::SessionRules {
+  explicit Driver(net::ConnectionLimits limits = {})
+      : SessionRules(limits.max_request_bytes), session(limits) {
     session.started();
     drain();
   }
@@ -25,33 +29,14 @@ struct Driver {
   void drain() {
     Session::Action a;
     while (session.next(a)) {
-      REQUIRE_FALSE(closed);  // Close is the last action
-      switch (a.kind) {
-        case Kind::Send:
-          REQUIRE_FALSE(sending);
-          // Every write is bounded from its start (a blocking driver writes right here).
-          REQUIRE(deadline);
-          sending = true;
-          written += a.data;
-          break;
-        case Kind::Dispatch:
-          REQUIRE_FALSE(dispatched);
-          dispatched = true;
-          requests.push_back(a.data);
-          break;
-        case Kind::StartDeadline:
-          deadline = true;
-          ++deadlines_started;
-          break;
-        case Kind::StopDeadline:
-          deadline = false;
-          break;
-        case Kind::Close:
-          closed = true;
-          deadline = false;
-          break;
-      }
+      const char* broken = take(a);  // the rule broken, shown if any
+      REQUIRE(broken == nullptr);
+      if (a.kind == Kind::Send) written += a.data;
+      if (a.kind == Kind::Dispatch) requests.push_back(a.data);
+      if (a.kind == Kind::StartDeadline) ++deadlines_started;
     }
+    const char* broken = settled(session);
+    REQUIRE(broken == nullptr);
   }
 
   void feed(const std::string& bytes) {
@@ -60,13 +45,13 @@ struct Driver {
   }
   void write_done() {
     REQUIRE(sending);
-    sending = false;
+    sent();
     session.sent();
     drain();
   }
   void reply(const std::string& xml) {
     REQUIRE(dispatched);
-    dispatched = false;
+    answered();
     session.replied(xml);
     drain();
   }
@@ -91,10 +76,6 @@ struct Driver {
   Session session;
   std::string written;
   std::vector<std::string> requests;
-  bool sending = false;
-  bool dispatched = false;
-  bool deadline = false;
-  bool closed = false;
   int deadlines_started = 0;
 };
 
