@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/admin_scrape.hpp"
+#include "support/environment.hpp"
 #include "support/raw_client.hpp"
 #include "support/server_process.hpp"
 #include "support/wire_client.hpp"
@@ -20,11 +21,6 @@
 using namespace testing_support;
 
 namespace {
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -13,20 +13,14 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/environment.hpp"
 #include "support/loopback.hpp"
 #include "support/test_database.hpp"
 
 namespace testing_support {
 namespace {
 
-std::string server_binary() {
-  const char* bin = std::getenv("EXCHANGE_SERVER_BIN");
-  if (!bin || !*bin) {
-    std::cerr << "SKIPPED: EXCHANGE_SERVER_BIN is not set (./test.sh sets it)\n";
-    std::exit(77);
-  }
-  return bin;
-}
+std::string server_binary() { return env_or_skip("EXCHANGE_SERVER_BIN"); }
 
 bool accepts_connections(unsigned short port) {
   int fd = try_connect("127.0.0.1", port);
