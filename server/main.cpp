@@ -373,7 +373,7 @@ int main(int argc, char** argv) {
   Config cfg;
   int exit_code = 0;
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
-  protocol::set_default_parse_limits(cfg.parse_limits);
+  cfg.handler_limits.parse = cfg.parse_limits;
   return cli::serve(serve_options(cfg), [&cfg](const cli::Startup& start) {
     return std::make_unique<ExchangeService>(cfg, start);
   });

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "wire/xml_escape.hpp"
+
 namespace exch::bench {
 
 const std::string* XmlNode::attr(std::string_view key) const {
@@ -217,11 +219,11 @@ void render(const XmlNode& n, std::string& out, bool blank_id) {
     out += ' ';
     out += k;
     out += "=\"";
-    if (!(blank_id && k == "id")) out += xml_escape(v);
+    if (!(blank_id && k == "id")) out += wire::xml_escaped(v);
     out += '"';
   }
   out += '>';
-  out += xml_escape(n.text);
+  out += wire::xml_escaped(n.text);
   for (const auto& c : n.children) render(c, out, false);
   out += "</";
   out += n.name;
@@ -232,30 +234,6 @@ void render(const XmlNode& n, std::string& out, bool blank_id) {
 
 std::optional<XmlNode> parse_xml(std::string_view text, std::string* error) {
   return Parser(text).document(error);
-}
-
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 ReplyVerdict classify_reply(std::string_view reply, const std::vector<ChildKind>& kinds,

@@ -59,6 +59,4 @@ ReplyVerdict classify_reply(std::string_view reply, const std::vector<ChildKind>
 // Unparseable replies are returned trimmed, unchanged otherwise.
 std::string normalize_for_vote(std::string_view reply, const std::vector<ChildKind>& kinds);
 
-std::string xml_escape(std::string_view text);
-
 }  // namespace exch::bench

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "wire/xml_escape.hpp"
+
 namespace exch::bench {
 
 namespace {
@@ -9,7 +11,7 @@ namespace {
 const char* kDecl = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
 std::string id_for(const Child& c, std::size_t target) {
-  return xml_escape(c.ids.size() > target ? c.ids[target] : c.ids.at(0));
+  return wire::xml_escaped(c.ids.size() > target ? c.ids[target] : c.ids.at(0));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "net/framing.hpp"
+#include "wire/session_hello.hpp"
 
 namespace exch::net {
 
@@ -304,7 +305,7 @@ std::string request_once(const Endpoint& endpoint, std::string_view xml, const T
 std::unique_ptr<Session> Session::open(const Endpoint& endpoint, const Timeouts& t) {
   Connection c = Connection::open(endpoint, t.connect);
   auto deadline = Clock::now() + t.read;
-  c.write_all(kSessionHello, deadline);
+  c.write_all(std::string(wire::kSessionHello) + '\n', deadline);
   bool eof = false;
   std::string line;
   try {
@@ -318,7 +319,7 @@ std::unique_ptr<Session> Session::open(const Endpoint& endpoint, const Timeouts&
                      " ms (server busy, or it does not speak the session extension)");
     throw;
   }
-  if (eof || line != kSessionOk) {
+  if (eof || line != wire::kSessionAccept) {
     std::string answer = line;
     if (!eof) {
       // Show the rest of what an old server sent (its <error> reply), briefly.

@@ -3,9 +3,9 @@
 //   request  := LENGTH "\n" XML            (LENGTH = byte count of XML, base 10)
 //   reply    := XML, then the server closes the connection          (default)
 //
-// Persistent sessions (opt-in extension):
-//   client -> "EXCHANGE-SESSION 1\n"
-//   server -> "EXCHANGE-SESSION 1 OK\n"
+// Persistent sessions (opt-in extension; the lines are in common/wire/session_hello.hpp):
+//   client -> "EXCHANGE-SESSION 1\n"          (wire::kSessionHello)
+//   server -> "EXCHANGE-SESSION 1 OK\n"       (wire::kSessionAccept)
 //   then any number of:  client -> LENGTH "\n" XML,  server -> LENGTH "\n" XML
 //   the connection stays open until the client closes it.
 #pragma once
@@ -16,9 +16,6 @@
 #include <string_view>
 
 namespace exch::net {
-
-inline constexpr std::string_view kSessionHello = "EXCHANGE-SESSION 1\n";
-inline constexpr std::string_view kSessionOk = "EXCHANGE-SESSION 1 OK";
 
 // "N\n" + xml.
 std::string frame_request(std::string_view xml);

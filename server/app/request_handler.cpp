@@ -73,6 +73,7 @@ Metrics::Root root_of(const protocol::Command& cmd) {
 RequestHandler::RequestHandler(Exchange& exchange, Metrics& metrics, HandlerLimits limits)
     : exchange_(exchange),
       metrics_(metrics),
+      parse_limits_(limits.parse),
       memory_(limits.max_memory_bytes),
       heavy_(limits.heavy, [&exchange] { return exchange.projection_behind(); }) {}
 
@@ -121,7 +122,7 @@ void RequestHandler::fill(Metrics::StateGauges& gauges) {
 void RequestHandler::run(std::string_view payload, Reply done) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
-  const protocol::Command cmd = protocol::parse(payload);
+  const protocol::Command cmd = protocol::parse(payload, parse_limits_);
   const Metrics::Root root = root_of(cmd);
   if (cmd.kind == protocol::Command::Kind::Invalid) {
     metrics_.request_answered(root, Metrics::Outcome::Rejected, Clock::now() - started);

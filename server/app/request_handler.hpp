@@ -14,10 +14,12 @@
 #include "app/memory_budget.hpp"
 #include "app/metrics.hpp"
 #include "serving/handler.hpp"
+#include "protocol/parse.hpp"
 
 namespace app {
 
 struct HandlerLimits {
+  protocol::ParseLimits parse;  // --max-children, --max-id-length, ...
   HeavyLimits heavy;
   std::size_t max_memory_bytes = std::size_t{1536} * 1024 * 1024;  // --max-memory-bytes
 };
@@ -38,6 +40,7 @@ class RequestHandler final : public serving::Handler {
 
   Exchange& exchange_;
   Metrics& metrics_;
+  const protocol::ParseLimits parse_limits_;
   MemoryBudget memory_;
   HeavyRequests heavy_;  // last: its thread calls run()
 };

@@ -68,7 +68,7 @@ FrameReader::Event FrameReader::next(std::string& out) {
     std::string_view line(buf_.data() + pos_, nl - pos_);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     pos_ = nl + 1;
-    if (first_line_ && line == kSessionHello) {
+    if (first_line_ && line == wire::kSessionHello) {
       first_line_ = false;
       if (pos_ == buf_.size()) clear_buffer();
       return Event::SessionHello;

@@ -1,8 +1,9 @@
 #pragma once
 // The wire format of PROTOCOL.md section 2: a line with the payload's length in bytes, then
 // the payload. Also the opt-in persistent session: a connection whose first line is
-// kSessionHello gets kSessionAccept back, and from then on every reply is framed like a
-// request (length line, then the XML) and the connection stays open for more requests.
+// wire::kSessionHello (common/wire/session_hello.hpp) gets wire::kSessionAccept back, and from
+// then on every reply is framed like a request (length line, then the XML) and the connection
+// stays open for more requests.
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -11,11 +12,9 @@
 
 #include "net/buffer_budget.hpp"
 #include "protocol/reply_bound.hpp"
+#include "wire/session_hello.hpp"
 
 namespace net {
-
-inline constexpr std::string_view kSessionHello = "EXCHANGE-SESSION 1";
-inline constexpr std::string_view kSessionAccept = "EXCHANGE-SESSION 1 OK\n";
 
 struct ConnectionLimits {
   std::size_t max_request_bytes = 1 << 20;

@@ -123,7 +123,7 @@ void Session::advance() {
       case FrameReader::Event::SessionHello:
         persistent_ = true;
         // Queued before any reply, so the peer reads the acknowledgement first.
-        queue_send(std::string(kSessionAccept));
+        queue_send(std::string(wire::kSessionAccept) + '\n');
         continue;
       case FrameReader::Event::Error:
         queue_error(out);

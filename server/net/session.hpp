@@ -73,7 +73,6 @@ class Session {
   // Whether the driver should read from the socket now.
   bool wants_read() const;
   bool closed() const { return closed_; }
-  bool persistent() const { return persistent_; }
   bool request_in_flight() const { return busy_; }
   // Bytes charged to the budget now (0 without one, and once closed).
   std::size_t charged() const { return charged_; }

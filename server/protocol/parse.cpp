@@ -245,20 +245,12 @@ std::size_t count_children(const pugi::xml_node& root, bool is_create, std::size
   return n;
 }
 
-ParseLimits& mutable_default_limits() {
-  static ParseLimits limits;
-  return limits;
-}
-
 }  // namespace
 
 ParseLimits ParseLimits::unlimited() {
   constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
   return {kNone, kNone, kNone, kNone};
 }
-
-const ParseLimits& default_parse_limits() { return mutable_default_limits(); }
-void set_default_parse_limits(const ParseLimits& limits) { mutable_default_limits() = limits; }
 
 bool is_valid_account_id(std::string_view id) { return all_of(id, is_digit); }
 bool is_valid_symbol(std::string_view symbol) { return all_of(symbol, is_alnum); }

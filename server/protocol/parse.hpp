@@ -8,7 +8,8 @@ namespace protocol {
 
 // Each limit refuses the whole request, before any Command is built for it, with an error
 // that names the flag: nothing over a limit is ever applied or journaled, so a replay parses
-// the journal without them (an operator may change them between runs).
+// the journal without them (an operator may change them between runs). The server's come from
+// its flags (main.cpp) through app::HandlerLimits; a default-made value holds the defaults.
 struct ParseLimits {
   // Element children of <create> or <transactions>, each <symbol>'s children counted too
   // (they become a reply each).
@@ -26,14 +27,9 @@ struct ParseLimits {
   static ParseLimits unlimited();
 };
 
-// The limits parse() applies when none are passed. Set once at start-up (from the server's
-// flags) before any request is parsed; read-only afterwards, so readers need no lock.
-const ParseLimits& default_parse_limits();
-void set_default_parse_limits(const ParseLimits& limits);
-
-// XML payload to Command. Never throws: malformed input becomes an Invalid command or invalid
-// items with a message a client can act on.
-Command parse(std::string_view payload, const ParseLimits& limits = default_parse_limits());
+// XML payload to Command, within `limits`. Never throws: malformed input becomes an Invalid
+// command or invalid items with a message a client can act on.
+Command parse(std::string_view payload, const ParseLimits& limits);
 
 // Exposed for tests: the name rules of PROTOCOL.md section 1.
 bool is_valid_account_id(std::string_view id);

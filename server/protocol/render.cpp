@@ -1,39 +1,11 @@
 #include "protocol/render.hpp"
 
+#include "wire/xml_escape.hpp"
+
 namespace protocol {
 namespace {
 
-// Attribute values and error texts echo client input, so everything is escaped.
-void append_escaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
+// Attribute values and error texts echo client input, so each is escaped (wire/xml_escape.hpp).
 void open_tag(std::string& out, const char* name, const Attributes& attrs) {
   out += '<';
   out += name;
@@ -41,7 +13,7 @@ void open_tag(std::string& out, const char* name, const Attributes& attrs) {
     out += ' ';
     out += key;
     out += "=\"";
-    append_escaped(out, value);
+    wire::append_xml_escaped(out, value);
     out += '"';
   }
 }
@@ -71,7 +43,7 @@ void append_item(std::string& out, const ResultItem& item) {
     case ResultItem::Kind::Error:
       open_tag(out, "error", item.attrs);
       out += '>';
-      append_escaped(out, item.message);
+      wire::append_xml_escaped(out, item.message);
       out += "</error>\n";
       break;
     case ResultItem::Kind::Status:
@@ -96,7 +68,7 @@ std::string render(const Result& result) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results>";
   if (!result.error.empty()) {
     out += "<error>";
-    append_escaped(out, result.error);
+    wire::append_xml_escaped(out, result.error);
     out += "</error></results>\n";
     return out;
   }

@@ -1,7 +1,5 @@
 // Client internals: framing, sessions against in-process fake servers, reply
 // judging, replica vote normalisation and workloads.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +23,7 @@
 #include "bench/workload.hpp"
 #include "net/connection.hpp"
 #include "net/framing.hpp"
+#include "support/loopback.hpp"
 
 using namespace exch;
 using namespace exch::bench;
@@ -85,16 +84,7 @@ class OneShotServer {
   explicit OneShotServer(std::function<void(int)> serve)
       : OneShotServer([serve](int fd, int) { serve(fd); }, 1) {}
   OneShotServer(std::function<void(int, int)> serve, int connections) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listen_fd_, 4) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    listen_fd_ = testing_support::listen_loopback(port_, 4);
     thread_ = std::thread([this, serve, connections] {
       for (int i = 0; i < connections; ++i) {
         int fd = ::accept(listen_fd_, nullptr, nullptr);
@@ -680,15 +670,7 @@ namespace {
 class SessionServer {
  public:
   SessionServer() {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listen_fd_, 64) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    listen_fd_ = testing_support::listen_loopback(port_, 64);
     acceptor_ = std::thread([this] {
       for (;;) {
         int fd = ::accept(listen_fd_, nullptr, nullptr);

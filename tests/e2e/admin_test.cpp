@@ -2,17 +2,10 @@
 // exactly the requests sent, /healthz that follows PostgreSQL's availability, and an admin
 // port that a misbehaving HTTP client cannot use to disturb trading, nor to lock operators out
 // (idle and slowloris connections give way at the cap and are closed at the deadline).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <regex>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,58 +13,14 @@
 #include <catch2/catch.hpp>
 
 #include "support/admin_scrape.hpp"
+#include "support/environment.hpp"
+#include "support/raw_client.hpp"
 #include "support/server_process.hpp"
 #include "support/wire_client.hpp"
 
 using namespace testing_support;
 
 namespace {
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-// A client socket that sends only what it is told to, for idle and slowloris clients.
-class RawConnection {
- public:
-  explicit RawConnection(unsigned short port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("cannot connect to port " + std::to_string(port));
-    }
-  }
-  ~RawConnection() { ::close(fd_); }
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
-
-  // False once the server has closed the connection (EPIPE, ECONNRESET).
-  bool send(const std::string& bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(bytes.size());
-  }
-
-  // Whether the server closes the connection (EOF or reset) within `within`; anything it
-  // sends first is read and dropped.
-  bool closed_within(std::chrono::milliseconds within) {
-    const auto deadline = std::chrono::steady_clock::now() + within;
-    for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      pollfd p{fd_, POLLIN, 0};
-      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-      char buf[4096];
-      if (::recv(fd_, buf, sizeof buf, 0) <= 0) return true;
-    }
-  }
-
- private:
-  int fd_;
-};
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -163,16 +112,16 @@ TEST_CASE("/healthz answers while more idle clients than the cap hold the admin 
   const unsigned short admin = free_port();
   // A deadline longer than the test: only giving way at the cap can make room for /healthz.
   ServerProcess server({"--admin-port", std::to_string(admin), "--admin-timeout-ms", "600000"});
-  const int cap = 64;  // the default --admin-max-connections
-  std::vector<std::unique_ptr<RawConnection>> idle;
-  for (int i = 0; i < cap + 20; ++i) idle.push_back(std::make_unique<RawConnection>(admin));
+  const int cap = 64;                            // the default --admin-max-connections
+  std::vector<std::unique_ptr<RawClient>> idle;  // idle clients
+  for (int i = 0; i < cap + 20; ++i) idle.push_back(std::make_unique<RawClient>(admin));
 
   int answered = 0;
   for (int i = 0; i < 100; ++i)
     if (http_get(admin, "/healthz").status == 200) ++answered;
   CHECK(answered == 100);
   // The room was made by closing the oldest idle connections.
-  CHECK(idle.front()->closed_within(std::chrono::seconds(10)));
+  CHECK(idle.front()->ended_within(std::chrono::seconds(10)));
   CHECK(server.stop() == 0);
 }
 
@@ -184,14 +133,14 @@ TEST_CASE("a slowloris client is closed long before its headers are complete", "
   const std::string headers =
       "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + std::string(8 * 1024 - 60, 'a') +
       "\r\n\r\n";
-  RawConnection loris(admin);
+  RawClient loris(admin);  // sends only what it is told to
   bool closed = false;
   std::size_t sent = 0;
   // 200 bytes take a minute: 60 times the deadline, a bound only for a server that never
   // closes it.
   while (!closed && sent < 200) {
-    closed = !loris.send(headers.substr(sent++, 1)) ||
-             loris.closed_within(std::chrono::milliseconds(300));
+    closed = !loris.try_send(headers.substr(sent++, 1)) ||
+             loris.ended_within(std::chrono::milliseconds(300));
   }
   INFO("bytes sent before the server closed the connection: " << sent);
   CHECK(closed);
@@ -210,8 +159,8 @@ TEST_CASE("the admin port's limits are flags, checked at start-up", "[e2e][admin
   // The smallest cap still lets /healthz through past an idle client.
   ServerProcess server(
       {"--admin-port", admin, "--admin-max-connections", "1", "--admin-timeout-ms", "60000"});
-  RawConnection idle(std::stoi(admin));
+  RawClient idle(std::stoi(admin));
   CHECK(http_get(std::stoi(admin), "/healthz").status == 200);
-  CHECK(idle.closed_within(std::chrono::seconds(10)));
+  CHECK(idle.ended_within(std::chrono::seconds(10)));
   CHECK(server.stop() == 0);
 }

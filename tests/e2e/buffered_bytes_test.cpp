@@ -38,15 +38,6 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// The kind of each item of a reply, "created,opened,...".
-std::string kinds(const std::string& reply) {
-  ParsedReply r;
-  parse_reply(reply, r);
-  std::string out;
-  for (auto& item : r.items) out += (out.empty() ? "" : ",") + std::string(item.name());
-  return out;
-}
-
 // A server with a small budget and its admin port for the gauges.
 struct BudgetServer {
   BudgetServer(const std::string& model, std::vector<std::string> extra)
@@ -88,21 +79,21 @@ struct BudgetServer {
 // its own sells are placed and queried, each reply read at once (nobody buys at that price).
 void require_small_client_served(unsigned short port, int account) {
   const std::string id = std::to_string(account);
-  REQUIRE(kinds(send_request(port, kDecl + "<create><account id=\"" + id +
-                                       "\" balance=\"100\"/><symbol sym=\"SMALL\"><account id=\"" +
-                                       id + "\">5</account></symbol></create>")) ==
-          "created,created");
+  REQUIRE(item_kinds(send_request(
+              port, kDecl + "<create><account id=\"" + id +
+                        "\" balance=\"100\"/><symbol sym=\"SMALL\"><account id=\"" + id +
+                        "\">5</account></symbol></create>")) == "created,created");
   Session session(port);
   for (int i = 0; i < 5; ++i) {
     const std::string opened =
         session.request("<transactions id=\"" + id +
                         "\"><order sym=\"SMALL\" amount=\"-1\" limit=\"1000\"/></transactions>");
-    REQUIRE(kinds(opened) == "opened");
+    REQUIRE(item_kinds(opened) == "opened");
     ParsedReply r;
     parse_reply(opened, r);
     const std::string order = r.items[0].attribute("id").value();
-    CHECK(kinds(session.request("<transactions id=\"" + id + "\"><query id=\"" + order +
-                                "\"/></transactions>")) == "status");
+    CHECK(item_kinds(session.request("<transactions id=\"" + id + "\"><query id=\"" + order +
+                                     "\"/></transactions>")) == "status");
   }
 }
 
@@ -196,10 +187,10 @@ TEST_CASE(
   const auto port = s.server.port();
 
   // One buy filled by kFills one-share sells, so each <query> of it lists kFills executions.
-  REQUIRE(kinds(send_request(port, kDecl + "<create><account id=\"1\" balance=\"0\"/><account "
-                                           "id=\"2\" balance=\"1000000\"/><symbol sym=\"BIG\">"
-                                           "<account id=\"1\">1000</account></symbol>"
-                                           "</create>")) == "created,created,created");
+  REQUIRE(item_kinds(send_request(port, kDecl + "<create><account id=\"1\" balance=\"0\"/><account "
+                                                "id=\"2\" balance=\"1000000\"/><symbol sym=\"BIG\">"
+                                                "<account id=\"1\">1000</account></symbol>"
+                                                "</create>")) == "created,created,created");
   std::string sells = "<transactions id=\"1\">";
   for (int i = 0; i < kFills; ++i) sells += "<order sym=\"BIG\" amount=\"-1\" limit=\"1\"/>";
   send_request(port, sells + "</transactions>");

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/environment.hpp"
 #include "support/random_traders.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -22,11 +23,6 @@ using namespace testing_support;
 namespace {
 
 // test.sh's cluster: restarted in place by the restart test.
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
 int local_pg(const std::string& args) {
   std::string cmd = env_or_empty("EXCHANGE_TEST_LOCAL_PG") + " " + args + " >/dev/null 2>&1";
   return std::system(cmd.c_str());
@@ -129,12 +125,7 @@ TEST_CASE("the server rides out a PostgreSQL restart under load", "[e2e]") {
 
 TEST_CASE("an unreachable database at start-up gives a clear message after a bounded retry",
           "[e2e]") {
-  const char* bin = std::getenv("EXCHANGE_SERVER_BIN");
-  if (!bin) {
-    WARN("SKIPPED: EXCHANGE_SERVER_BIN is not set (./test.sh sets it)");
-    std::exit(77);
-  }
-  std::string cmd = std::string(bin) +
+  std::string cmd = env_or_skip("EXCHANGE_SERVER_BIN") +
                     " --port 0 --db postgresql://postgres@127.0.0.1:1/nothing --db-wait 2 2>&1";
   auto started = std::chrono::steady_clock::now();
   FILE* out = ::popen(cmd.c_str(), "r");

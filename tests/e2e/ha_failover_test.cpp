@@ -28,6 +28,7 @@
 #include <catch2/catch.hpp>
 #include <pqxx/pqxx>
 
+#include "support/environment.hpp"
 #include "support/random_traders.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -38,11 +39,6 @@ using namespace testing_support;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 // scripts/ha-cluster.sh of this checkout: ctest runs from the build tree, so it is found from
 // this file's own path (CMake compiles with absolute paths); an environment variable wins.

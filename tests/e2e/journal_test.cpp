@@ -173,7 +173,8 @@ TEST_CASE("journal: replaying the whole journal into an empty engine gives the l
     std::string live = send_request(server.port(), xml);
     exchange::Effects none;
     app::Admission admission = app::Admission::live(app::Limits{}, xml.size());
-    app::Applied mine = app::apply(protocol::parse(xml), replayed, 0, none, admission);
+    app::Applied mine =
+        app::apply(protocol::parse(xml, protocol::ParseLimits{}), replayed, 0, none, admission);
     CHECK(mine.archive_lookups.empty());
     CHECK(live == protocol::render(mine.result));
     ++compared;

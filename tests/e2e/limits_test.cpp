@@ -2,22 +2,16 @@
 // clear error (or a clean close), and the server goes on serving a normal request afterwards.
 // Timing is never asserted beyond generous deadlines: the machine running this may be slow and
 // shared.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "support/raw_client.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
 #include "support/wire_client.hpp"
@@ -34,63 +28,6 @@ std::vector<std::string> server_flags(const std::string& model, std::vector<std:
   f.insert(f.end(), extra.begin(), extra.end());
   return f;
 }
-
-// A raw client connection, so a test can send part of a request, stall, and watch what the
-// server does. Never blocks longer than the deadline it is given.
-class Connection {
- public:
-  explicit Connection(unsigned short port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("cannot connect to port " + std::to_string(port));
-    }
-  }
-  ~Connection() { ::close(fd_); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-
-  // False if the server has closed the connection already (EPIPE, ECONNRESET).
-  bool send(const std::string& bytes) {
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-      ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      sent += static_cast<std::size_t>(n);
-    }
-    return true;
-  }
-
-  // Reads until the server closes or `within` passes; `closed` says which.
-  std::string read_until_closed(std::chrono::milliseconds within, bool& closed) {
-    std::string out;
-    closed = false;
-    auto deadline = Clock::now() + within;
-    while (Clock::now() < deadline) {
-      if (!readable(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())))
-        continue;
-      char buf[8192];
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) {
-        closed = true;  // EOF, or a reset after the reply
-        return out;
-      }
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-    return out;
-  }
-
-  bool readable(std::chrono::milliseconds within) {
-    pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, static_cast<int>(std::max<long long>(0, within.count()))) > 0;
-  }
-
- private:
-  int fd_;
-};
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -125,10 +62,10 @@ TEST_CASE("a length line of 10^12 is refused at once, without waiting for the by
   ServerProcess server(server_flags(model, {}));
   // The connection stays open for writing: the server must answer from the length line alone
   // (it neither allocates nor waits for a terabyte).
-  Connection conn(server.port());
-  REQUIRE(conn.send("1000000000000\n<create>"));
+  RawClient conn(server.port());
+  REQUIRE(conn.try_send("1000000000000\n<create>"));
   bool closed = false;
-  std::string reply = conn.read_until_closed(std::chrono::seconds(10), closed);
+  std::string reply = conn.read_to_end(std::chrono::seconds(10), closed);
   CHECK(closed);
   std::string why = single_error(reply);
   CHECK(contains(why, "1000000000000"));
@@ -154,31 +91,31 @@ TEST_CASE("a client that stalls or trickles is cut off after --read-timeout-ms",
   ServerProcess server(server_flags(model, {"--read-timeout-ms", "300"}));
 
   // Half a request, then nothing.
-  Connection stalled(server.port());
-  REQUIRE(stalled.send("100\n<create><account"));
+  RawClient stalled(server.port());
+  REQUIRE(stalled.try_send("100\n<create><account"));
   // Meanwhile others are served (for per-client: by their own threads).
   require_still_serving(server.port());
   bool closed = false;
-  std::string reply = stalled.read_until_closed(std::chrono::seconds(10), closed);
+  std::string reply = stalled.read_to_end(std::chrono::seconds(10), closed);
   CHECK(closed);
   CHECK(contains(single_error(reply), "timed out waiting for the rest of the request"));
 
   // A connection that never sends anything is closed quietly.
-  Connection idle(server.port());
-  CHECK(idle.read_until_closed(std::chrono::seconds(10), closed).empty());
+  RawClient idle(server.port());
+  CHECK(idle.read_to_end(std::chrono::seconds(10), closed).empty());
   CHECK(closed);
 
   // One byte every 50 ms: each read is quick, but the whole request (5 s at this pace) is not
   // done within the timeout, which bounds the whole request, not each read.
   std::string body = kDecl + "<create><account id=\"55\" balance=\"1\"/></create>";
   std::string request = std::to_string(body.size()) + "\n" + body;
-  Connection trickle(server.port());
+  RawClient trickle(server.port());
   auto started = Clock::now();
   std::size_t sent = 0;
-  for (; sent < request.size() && !trickle.readable(std::chrono::milliseconds(50)); ++sent)
-    if (!trickle.send(request.substr(sent, 1))) break;
+  for (; sent < request.size() && !trickle.readable_within(std::chrono::milliseconds(50)); ++sent)
+    if (!trickle.try_send(request.substr(sent, 1))) break;
   CHECK(sent < request.size());
-  reply = trickle.read_until_closed(std::chrono::seconds(10), closed);
+  reply = trickle.read_to_end(std::chrono::seconds(10), closed);
   CHECK(closed);
   CHECK(contains(single_error(reply), "timed out"));
   CHECK(Clock::now() - started < std::chrono::seconds(20));
@@ -206,9 +143,9 @@ TEST_CASE("--max-connections: one more is told the server is busy, closing some 
   }
   REQUIRE(idle.size() == 20);
 
-  Connection extra(server.port());
+  RawClient extra(server.port());
   bool closed = false;
-  std::string reply = extra.read_until_closed(std::chrono::seconds(10), closed);
+  std::string reply = extra.read_to_end(std::chrono::seconds(10), closed);
   CHECK(closed);
   CHECK(single_error(reply) == "Server busy: too many open connections (limit 20)");
   // A normal one-request client gets the same answer, not a hang.

@@ -43,15 +43,6 @@ std::string order(const std::string& sym, int amount, const std::string& limit) 
          "\"/>";
 }
 
-// The kinds of a reply's items, "opened,error,...".
-std::string kinds(const std::string& reply) {
-  ParsedReply r;
-  parse_reply(reply, r);
-  std::string out;
-  for (auto& item : r.items) out += (out.empty() ? "" : ",") + std::string(item.name());
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -73,7 +64,7 @@ TEST_CASE(
   server.stop();
   ServerProcess wider({"--max-id-length", "40"});
   const std::string id40(40, '4');
-  CHECK(kinds(send_request(wider.port(), create_account(id40, "10"))) == "created");
+  CHECK(item_kinds(send_request(wider.port(), create_account(id40, "10"))) == "created");
   CHECK(query_value("SELECT count(*) FROM accounts WHERE id = '" + id40 + "'") == "1");
 }
 
@@ -85,15 +76,15 @@ TEST_CASE("An element with very many attributes is refused in linear time", "[e2
   xml += "/></create>";
   CHECK_THAT(single_error(send_request(server.port(), xml)), Catch::Contains("--max-attributes"));
   // And the server goes on serving.
-  CHECK(kinds(send_request(server.port(), create_account("2", "1"))) == "created");
+  CHECK(item_kinds(send_request(server.port(), create_account("2", "1"))) == "created");
 }
 
 TEST_CASE("A reply stays within its budget: many queries of a much-executed order",
           "[e2e][limits]") {
   ServerProcess server({"--reset"});
-  REQUIRE(kinds(send_request(server.port(), create_account("1", "1000000"))) == "created");
-  REQUIRE(kinds(send_request(server.port(), create_account("2", "0"))) == "created");
-  REQUIRE(kinds(send_request(server.port(), shares("AMP", "2", 2000))) == "created");
+  REQUIRE(item_kinds(send_request(server.port(), create_account("1", "1000000"))) == "created");
+  REQUIRE(item_kinds(send_request(server.port(), create_account("2", "0"))) == "created");
+  REQUIRE(item_kinds(send_request(server.port(), shares("AMP", "2", 2000))) == "created");
   std::string sells;
   for (int i = 0; i < 2000; ++i) sells += order("AMP", -1, "1");
   send_request(server.port(), orders("2", sells));
@@ -129,11 +120,11 @@ TEST_CASE(
                         "--max-open-orders-per-account", "3", "--max-executions-per-request", "2",
                         "--projector-delay-ms", "600000"});
   const auto port = server.port();
-  CHECK(kinds(send_request(port, create_account("1", "1000"))) == "created");
-  CHECK(kinds(send_request(port, create_account("2", "1000"))) == "created");
+  CHECK(item_kinds(send_request(port, create_account("1", "1000"))) == "created");
+  CHECK(item_kinds(send_request(port, create_account("2", "1000"))) == "created");
   CHECK_THAT(single_error(send_request(port, create_account("3", "1000"))),
              Catch::Contains("--max-accounts"));
-  CHECK(kinds(send_request(port, shares("A", "2", 100))) == "created");
+  CHECK(item_kinds(send_request(port, shares("A", "2", 100))) == "created");
   CHECK_THAT(single_error(send_request(port, shares("B", "2", 100))),
              Catch::Contains("--max-symbols"));
 
@@ -141,13 +132,13 @@ TEST_CASE(
   const std::string four =
       send_request(port, orders("2", order("A", -1, "10") + order("A", -1, "11") +
                                          order("A", -1, "12") + order("A", -1, "13")));
-  CHECK(kinds(four) == "opened,opened,opened,error");
+  CHECK(item_kinds(four) == "opened,opened,opened,error");
   CHECK_THAT(four, Catch::Contains("--max-open-orders-per-account"));
   // A buy of 3 would execute against three resting sells; two are allowed per request. In the
   // same request a buy of 2 is fine (and leaves one for later).
   const std::string buys =
       send_request(port, orders("1", order("A", 3, "20") + order("A", 2, "20")));
-  CHECK(kinds(buys) == "error,opened");
+  CHECK(item_kinds(buys) == "error,opened");
   CHECK_THAT(buys, Catch::Contains("--max-executions-per-request"));
 
   const std::string status_before = send_request(port, orders("1", "<query id=\"4\"/>"));
@@ -159,7 +150,7 @@ TEST_CASE(
   const std::string next = send_request(p2, orders("2", order("A", -1, "30")));
   CHECK_THAT(next, Catch::Contains("id=\"5\""));
   CHECK(send_request(p2, orders("1", "<query id=\"4\"/>")) == status_before);
-  CHECK(kinds(send_request(p2, create_account("3", "1"))) == "created");
+  CHECK(item_kinds(send_request(p2, create_account("3", "1"))) == "created");
   CHECK(query_value("SELECT count(*) FROM accounts") == "3");
   CHECK(query_value("SELECT count(*) FROM symbols") == "1");
   CHECK(query_value("SELECT count(*) FROM executions") == "2");
@@ -173,7 +164,7 @@ TEST_CASE(
   const unsigned short admin = free_port();
   ServerProcess server({"--reset", "--admin-port", std::to_string(admin), "--db-timeout-ms", "1000",
                         "--ready-max-lag-ms", "3000"});
-  REQUIRE(kinds(send_request(server.port(), create_account("1", "10"))) == "created");
+  REQUIRE(item_kinds(send_request(server.port(), create_account("1", "10"))) == "created");
   REQUIRE(wait_for_projection());
   REQUIRE(http_get(admin, "/healthz").status == 200);
 
@@ -182,7 +173,7 @@ TEST_CASE(
   auto blocker = connect_database();
   pqxx::work lock(blocker);
   lock.exec("LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE");
-  CHECK(kinds(send_request(server.port(), create_account("2", "10"))) == "created");
+  CHECK(item_kinds(send_request(server.port(), create_account("2", "10"))) == "created");
 
   HttpReply health;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -20,16 +20,17 @@ if [[ -z "$clangxx" ]] || ! echo "$probe" | "$clangxx" -x c++ -fsanitize=fuzzer 
 fi
 
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -Iserver)
+       -Iserver -Icommon -Itests)
 core=(server/exchange/decimal.cpp server/exchange/order_book.cpp server/exchange/engine.cpp
       server/protocol/parse.cpp server/protocol/render.cpp server/app/apply.cpp
-      server/app/admission.cpp)
+      server/app/admission.cpp common/wire/xml_escape.cpp)
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_parse.cpp "${core[@]}" -lpugixml -o "$out/fuzz_parse"
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_framing.cpp server/net/framing.cpp \
-  server/protocol/render.cpp server/exchange/decimal.cpp -o "$out/fuzz_framing"
+  server/protocol/render.cpp server/exchange/decimal.cpp common/wire/xml_escape.cpp \
+  -o "$out/fuzz_framing"
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_session.cpp server/net/session.cpp \
   server/net/buffer_budget.cpp server/net/framing.cpp server/protocol/render.cpp \
-  server/exchange/decimal.cpp -o "$out/fuzz_session"
+  server/exchange/decimal.cpp common/wire/xml_escape.cpp -o "$out/fuzz_session"
 
 for target in parse framing session; do
   echo "== fuzz_$target: $runs runs"

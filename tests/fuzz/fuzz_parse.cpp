@@ -31,7 +31,7 @@ exchange::Engine make_engine() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static exchange::Engine engine = make_engine();
   std::string_view payload(reinterpret_cast<const char*>(data), size);
-  protocol::Command cmd = protocol::parse(payload);
+  protocol::Command cmd = protocol::parse(payload, protocol::ParseLimits{});
   exchange::Effects fx;
   app::Admission admission = app::Admission::live(app::Limits{}, size);
   app::Applied applied = app::apply(cmd, engine, 1, fx, admission);

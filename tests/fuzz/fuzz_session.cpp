@@ -1,8 +1,9 @@
 // libFuzzer target: the connection state machine (net::Session) driven by random byte chunks
 // interleaved with random socket events (EOF, reset, timeout, write done, reply, shutdown),
 // as a hostile peer and an unlucky network can order them. It must never crash, and it must
-// keep the rules the drivers rely on: one Send at a time, one Dispatch at a time, no request
-// over the size limit, nothing after Close, no reading once closed, and bounded output; and
+// keep the rules the drivers rely on (tests/support/session_rules.hpp, which the unit test
+// checks too: one Send at a time, one Dispatch at a time, no request over the size limit,
+// nothing after Close, no reading once closed) and bounded output; and
 // the buffer budget's: the session's charge is always exactly what it holds (the budget
 // counts nothing else but a fixed charge standing for other connections), nothing once
 // closed, and nothing at all once the session is gone.
@@ -14,6 +15,7 @@
 
 #include "net/buffer_budget.hpp"
 #include "net/session.hpp"
+#include "support/session_rules.hpp"
 
 namespace {
 
@@ -39,46 +41,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   data += 4;
   size -= 4;
 
-  using Kind = net::Session::Action::Kind;
   auto owned = std::make_unique<net::Session>(limits);
   net::Session& session = *owned;
-  bool sending = false, dispatched = false, closed = false, deadline = false;
+  testing_support::SessionRules rules(limits.max_request_bytes);
   std::size_t pending_bytes = 0;  // Sent out by the session, not yet written
   auto drain = [&] {
     net::Session::Action a;
     while (session.next(a)) {
-      check(!closed);
-      switch (a.kind) {
-        case Kind::Send:
-          check(!sending && !a.data.empty() && deadline);  // every write bounded from its start
-          sending = true;
-          pending_bytes = a.data.size();
-          break;
-        case Kind::Dispatch:
-          check(!dispatched && a.data.size() <= limits.max_request_bytes);
-          dispatched = true;
-          break;
-        case Kind::StartDeadline:
-          deadline = true;
-          break;
-        case Kind::StopDeadline:
-          deadline = false;
-          break;
-        case Kind::Close:
-          closed = true;
-          break;
-      }
+      check(rules.take(a) == nullptr);
+      if (a.kind == net::Session::Action::Kind::Send) pending_bytes = a.data.size();
     }
-    check(!closed || !session.wants_read());
-    check(!closed || session.closed());
+    check(rules.settled(session) == nullptr);
     check(budget->used() == others + session.charged());
-    check(!closed || session.charged() == 0);
   };
 
   session.started();
   drain();
   std::size_t pos = 0;
-  while (pos < size && !closed) {
+  while (pos < size && !rules.closed) {
     std::uint8_t op = data[pos++];
     switch (op % 8) {
       case 0:
@@ -90,14 +70,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 3:
-        if (sending) {
-          sending = false;
+        if (rules.sending) {
+          rules.sent();
           session.sent();
         }
         break;
       case 4:
-        if (dispatched) {
-          dispatched = false;
+        if (rules.dispatched) {
+          rules.answered();
           // A reply whose size comes from the op, so some exceed the output bound.
           session.replied(std::string(static_cast<std::size_t>(op) * 7, 'r'));
         }

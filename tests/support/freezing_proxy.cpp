@@ -1,12 +1,12 @@
 #include "support/freezing_proxy.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <stdexcept>
+
+#include "support/loopback.hpp"
 
 namespace testing_support {
 
@@ -28,35 +28,11 @@ bool send_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-int connect_upstream(const std::string& host, unsigned short port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 }  // namespace
 
 FreezingProxy::FreezingProxy(std::string target_host, unsigned short target_port)
     : target_host_(std::move(target_host)), target_port_(target_port) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listen_fd_, 64) != 0)
-    throw std::runtime_error("proxy: cannot listen");
-  socklen_t len = sizeof addr;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.sin_port);
+  listen_fd_ = listen_loopback(port_, 64);
   if (::pipe(wake_pipe_) != 0) throw std::runtime_error("proxy: pipe");
   thread_ = std::thread([this] { run(); });
 }
@@ -163,7 +139,7 @@ void FreezingProxy::run() {
       } else if (mode == NewConnections::Swallow) {
         held_.push_back(client);
       } else {
-        int upstream = connect_upstream(target_host_, target_port_);
+        int upstream = try_connect(target_host_.c_str(), target_port_);
         if (upstream < 0) {
           ::close(client);
         } else {

@@ -1,8 +1,6 @@
 #pragma once
 // A raw client socket for tests of misbehaving clients: it sends and reads exactly what it is
 // told, stops anywhere, and ends a connection by reset or half-close.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,9 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "support/loopback.hpp"
 
 namespace testing_support {
 
@@ -27,20 +26,7 @@ class RawClient {
   // `receive_buffer` > 0 fixes SO_RCVBUF before connecting (a small window makes the server's
   // writes stall early, as behind a slow reader).
   explicit RawClient(unsigned short port, int receive_buffer = 0)
-      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    if (receive_buffer > 0)
-      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      int err = errno;
-      ::close(fd_);
-      throw std::runtime_error("cannot connect to port " + std::to_string(port) + ": " +
-                               std::strerror(err));
-    }
-  }
+      : fd_(connect_loopback(port, receive_buffer)) {}
   ~RawClient() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -68,9 +54,13 @@ class RawClient {
 
   // Throws if the bytes cannot be sent: a stage of a kind that must be reached.
   void send(const std::string& bytes) {
-    if (send_within(bytes, Clock::now() + std::chrono::seconds(10)) != SendResult::Sent)
+    if (!try_send(bytes))
       throw std::runtime_error("the server did not take " + std::to_string(bytes.size()) +
                                " bytes");
+  }
+  // False once the server has closed the connection (or took nothing for 10 s).
+  bool try_send(const std::string& bytes) {
+    return send_within(bytes, Clock::now() + std::chrono::seconds(10)) == SendResult::Sent;
   }
 
   // The connection ends with a reset: the server sees ECONNRESET, and any write to it fails.
@@ -100,6 +90,19 @@ class RawClient {
       out.append(buf, static_cast<std::size_t>(n));
     }
     return out;
+  }
+
+  // Whether the server ends the connection (EOF or reset) within `within`; what it sends
+  // first is read and dropped.
+  bool ended_within(std::chrono::milliseconds within) {
+    bool ended = false;
+    read_to_end(within, ended);
+    return ended;
+  }
+
+  // Whether the server sends something (or ends the connection) within `within`.
+  bool readable_within(std::chrono::milliseconds within) {
+    return !pending_.empty() || readable(Clock::now() + within);
   }
 
   // At least `size` bytes (kept for the next read), or throws when the server ends first.

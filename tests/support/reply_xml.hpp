@@ -23,6 +23,15 @@ inline void parse_reply(const std::string& xml, ParsedReply& out) {
     if (child.type() == pugi::node_element) out.items.push_back(child);
 }
 
+// The name of each item of a reply, in order: "created,opened,error".
+inline std::string item_kinds(const std::string& reply) {
+  ParsedReply r;
+  parse_reply(reply, r);
+  std::string out;
+  for (auto& item : r.items) out += (out.empty() ? "" : ",") + std::string(item.name());
+  return out;
+}
+
 // The text of the only <error> of a reply, or a description, in parentheses, of what came
 // instead (so a failed check says what the server sent).
 inline std::string single_error(const std::string& reply) {

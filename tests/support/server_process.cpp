@@ -1,9 +1,6 @@
 #include "support/server_process.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,29 +13,20 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/environment.hpp"
+#include "support/loopback.hpp"
 #include "support/test_database.hpp"
 
 namespace testing_support {
 namespace {
 
-std::string server_binary() {
-  const char* bin = std::getenv("EXCHANGE_SERVER_BIN");
-  if (!bin || !*bin) {
-    std::cerr << "SKIPPED: EXCHANGE_SERVER_BIN is not set (./test.sh sets it)\n";
-    std::exit(77);
-  }
-  return bin;
-}
+std::string server_binary() { return env_or_skip("EXCHANGE_SERVER_BIN"); }
 
 bool accepts_connections(unsigned short port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  int fd = try_connect("127.0.0.1", port);
+  if (fd < 0) return false;
   ::close(fd);
-  return ok;
+  return true;
 }
 
 // The server on `port` against the test database, with `flags` after the harness's own, its
@@ -99,15 +87,9 @@ int run_to_exit(const std::vector<std::string>& flags, std::string& output) {
 }
 
 unsigned short free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  unsigned short port = 0;
+  ::close(bind_loopback(port));
+  return port;
 }
 
 std::vector<std::string> models_under_test() {

@@ -5,16 +5,11 @@
 #include <iostream>
 #include <thread>
 
+#include "support/environment.hpp"
+
 namespace testing_support {
 
-std::string database_url() {
-  const char* url = std::getenv("EXCHANGE_TEST_DATABASE_URL");
-  if (!url || !*url) {
-    std::cerr << "SKIPPED: EXCHANGE_TEST_DATABASE_URL is not set (./test.sh sets it)\n";
-    std::exit(77);
-  }
-  return url;
-}
+std::string database_url() { return env_or_skip("EXCHANGE_TEST_DATABASE_URL"); }
 
 pqxx::connection connect_database() { return pqxx::connection(database_url()); }
 

@@ -1,26 +1,18 @@
 #include "support/wire_client.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <stdexcept>
 
+#include "support/loopback.hpp"
+
 namespace testing_support {
 namespace {
 
 int connect_to(unsigned short port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
-  }
+  int fd = connect_loopback(port);
   // Tests never hang on a silent server.
   timeval tv{60, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

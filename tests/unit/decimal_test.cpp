@@ -6,26 +6,13 @@
 
 #include <catch2/catch.hpp>
 
-namespace Catch {
-template <>
-struct StringMaker<exchange::Decimal> {
-  static std::string convert(const exchange::Decimal& d) { return d.to_string(); }
-};
-}  // namespace Catch
+#include "support/decimal.hpp"
 
 using exchange::Decimal;
 using exchange::DecimalError;
+using testing_support::dec;
 
 namespace {
-
-// Parses text that must be accepted.
-Decimal dec(const std::string& text) {
-  Decimal d;
-  std::string why = Decimal::parse(text, d);
-  INFO("parsing '" << text << "': " << why);
-  REQUIRE(why.empty());
-  return d;
-}
 
 // The error message for text that must be rejected (empty when it was accepted).
 std::string rejection(const std::string& text) {

@@ -12,13 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "app/closed_orders.hpp"
-
-namespace Catch {
-template <>
-struct StringMaker<exchange::Decimal> {
-  static std::string convert(const exchange::Decimal& d) { return d.to_string(); }
-};
-}  // namespace Catch
+#include "support/decimal.hpp"
 
 using exchange::Decimal;
 using exchange::Effects;
@@ -26,16 +20,9 @@ using exchange::Engine;
 using exchange::Order;
 using exchange::OrderId;
 using exchange::OrderStatus;
+using testing_support::dec;
 
 namespace {
-
-Decimal dec(const std::string& text) {
-  Decimal d;
-  std::string why = Decimal::parse(text, d);
-  INFO("parsing '" << text << "': " << why);
-  REQUIRE(why.empty());
-  return d;
-}
 
 struct Exchange {
   Engine engine;

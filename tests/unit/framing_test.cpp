@@ -166,8 +166,9 @@ TEST_CASE("leading zeros in the length are still base 10", "[framing]") {
 }
 
 TEST_CASE("the session hello is recognised only as the first line", "[framing][session]") {
-  CHECK(net::kSessionHello == "EXCHANGE-SESSION 1");
-  CHECK(net::kSessionAccept == "EXCHANGE-SESSION 1 OK\n");
+  // The lines both ends share (common/wire/session_hello.hpp), as PROTOCOL.md writes them.
+  CHECK(wire::kSessionHello == "EXCHANGE-SESSION 1");
+  CHECK(wire::kSessionAccept == "EXCHANGE-SESSION 1 OK");
 
   FrameReader r(1000);
   CHECK(feed_all(r, "EXCHANGE-SESSION 1\n5\nhello2\nhi") ==

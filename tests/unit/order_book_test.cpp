@@ -6,25 +6,14 @@
 
 #include <catch2/catch.hpp>
 
-namespace Catch {
-template <>
-struct StringMaker<exchange::Decimal> {
-  static std::string convert(const exchange::Decimal& d) { return d.to_string(); }
-};
-}  // namespace Catch
+#include "support/decimal.hpp"
 
 using exchange::Decimal;
 using exchange::Order;
 using exchange::OrderBook;
+using testing_support::dec;
 
 namespace {
-
-Decimal dec(const std::string& text) {
-  Decimal d;
-  std::string why = Decimal::parse(text, d);
-  REQUIRE(why.empty());
-  return d;
-}
 
 // Owns the orders (the book only holds pointers); deque keeps addresses stable.
 struct Orders {

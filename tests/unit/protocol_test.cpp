@@ -22,6 +22,9 @@ using protocol::Attributes;
 
 namespace {
 
+// The parse limits of a server started without limit flags.
+const protocol::ParseLimits kDefaultLimits;
+
 const std::string kDeclaration = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 // What XML 1.0 allows as a character (section 2.2), checked on decoded UTF-8.
@@ -115,7 +118,7 @@ struct Session {
   std::int64_t now = 1519348326;
 
   Reply send(const std::string& xml) {
-    protocol::Command cmd = protocol::parse(xml);
+    protocol::Command cmd = protocol::parse(xml, kDefaultLimits);
     app::Admission admission = app::Admission::live(app::Limits{}, xml.size());
     app::Applied applied = app::apply(cmd, engine, now, fx, admission);
     // Nothing is ever forgotten here, so nothing needs the database.
@@ -761,7 +764,8 @@ TEST_CASE("parse: Command structure", "[protocol][parse]") {
   using protocol::Command;
   using protocol::TransactionItem;
   Command c = protocol::parse(
-      transactions("0042", order("X", "-1.5", "3") + "<query id=\"7\"/><cancel id=\"0008\"/>"));
+      transactions("0042", order("X", "-1.5", "3") + "<query id=\"7\"/><cancel id=\"0008\"/>"),
+      kDefaultLimits);
   REQUIRE(c.kind == Command::Kind::Transactions);
   CHECK(c.account == "0042");
   CHECK(c.account_invalid.empty());
@@ -778,21 +782,25 @@ TEST_CASE("parse: Command structure", "[protocol][parse]") {
   CHECK(c.transactions[2].echo == Attributes{{"id", "0008"}});
   CHECK_FALSE(c.is_read_only());
 
-  Command q = protocol::parse(transactions("1", "<query id=\"1\"/><query id=\"2\"/>"));
+  Command q =
+      protocol::parse(transactions("1", "<query id=\"1\"/><query id=\"2\"/>"), kDefaultLimits);
   CHECK(q.is_read_only());
-  Command big = protocol::parse(transactions("1", "<query id=\"123456789012345678901\"/>"));
+  Command big =
+      protocol::parse(transactions("1", "<query id=\"123456789012345678901\"/>"), kDefaultLimits);
   REQUIRE(big.transactions.size() == 1);
   CHECK_FALSE(big.transactions[0].order_id_exists);
   CHECK(big.transactions[0].invalid.empty());
-  Command max = protocol::parse(transactions("1", "<query id=\"000999999999999999999\"/>"));
+  Command max =
+      protocol::parse(transactions("1", "<query id=\"000999999999999999999\"/>"), kDefaultLimits);
   REQUIRE(max.transactions.size() == 1);
   CHECK(max.transactions[0].order_id_exists);
   CHECK(max.transactions[0].order_id == 999999999999999999LL);
 
-  Command cr = protocol::parse("<create><account id=\"1\" balance=\"2\"/></create>");
+  Command cr =
+      protocol::parse("<create><account id=\"1\" balance=\"2\"/></create>", kDefaultLimits);
   CHECK(cr.kind == Command::Kind::Create);
   CHECK_FALSE(cr.is_read_only());
-  Command bad = protocol::parse("<nope/>");
+  Command bad = protocol::parse("<nope/>", kDefaultLimits);
   CHECK(bad.kind == Command::Kind::Invalid);
   CHECK(bad.is_read_only());
   CHECK_FALSE(bad.error.empty());
@@ -849,7 +857,7 @@ TEST_CASE("a NUL character reference does not silently shorten a symbol name", "
   CHECK_FALSE(s.engine.has_symbol("a"));
 }
 
-// Was a bug (server/protocol/render.cpp append_escaped, fed by parse.cpp): character references to
+// Was a bug (server/protocol/render.cpp's escape, fed by parse.cpp): character references to
 // characters XML 1.0 forbids (&#1;, &#xFFFE;) or to surrogates (&#xD800;) are decoded by
 // pugixml and echoed raw, so the reply contains a control character / U+FFFE / an encoded
 // surrogate (invalid UTF-8). Strict XML parsers (expat, libxml2) reject such a reply.
@@ -963,7 +971,8 @@ TEST_CASE("queries of forgotten closed orders are left for the database", "[prot
   protocol::Command cmd = protocol::parse(
       transactions("1",
                    "<query id=\"3\"/><query id=\"2\"/><query id=\"99\"/><cancel id=\"2\"/>"
-                   "<query id=\"002\"/><query id=\"0\"/>"));
+                   "<query id=\"002\"/><query id=\"0\"/>"),
+      kDefaultLimits);
   exchange::Effects fx;
   app::Admission admission = app::Admission::live(app::Limits{}, 0);
   app::Applied applied = app::apply(cmd, s.engine, s.now, fx, admission);
@@ -985,8 +994,9 @@ TEST_CASE("queries of forgotten closed orders are left for the database", "[prot
   CHECK(fx.empty());
   // Ownership of a forgotten order is for the database to check (by account), so another
   // account's query is also deferred, never answered from memory.
-  app::Applied other = app::apply(protocol::parse(transactions("2", "<query id=\"2\"/>")), s.engine,
-                                  s.now, fx, admission);
+  app::Applied other =
+      app::apply(protocol::parse(transactions("2", "<query id=\"2\"/>"), kDefaultLimits), s.engine,
+                 s.now, fx, admission);
   REQUIRE(other.archive_lookups.size() == 1);
   CHECK(other.archive_lookups[0].id == 2);
 }
@@ -1038,14 +1048,15 @@ TEST_CASE("admission: live refusals are listed, and a replay refuses exactly tho
       "<create><account id=\"1\" balance=\"100\"/><account id=\"2\" balance=\"5\"/>"
       "<account id=\"1\" balance=\"1\"/></create>";
   app::Admission admission = app::Admission::live(limits, create.size());
-  app::apply(protocol::parse(create), live.engine, live.now, live.fx, admission);
+  app::apply(protocol::parse(create, kDefaultLimits), live.engine, live.now, live.fx, admission);
   // The second is over --max-accounts; the third fails by the engine's own rule (it exists).
   CHECK(admission.refused() == "1");
   CHECK(live.engine.account_count() == 1);
 
   Session replayed;
   app::Admission replay = app::Admission::replay(admission.refused());
-  app::apply(protocol::parse(create), replayed.engine, replayed.now, replayed.fx, replay);
+  app::apply(protocol::parse(create, kDefaultLimits), replayed.engine, replayed.now, replayed.fx,
+             replay);
   CHECK(replayed.engine.account_count() == 1);
   CHECK_FALSE(replayed.engine.has_account("2"));
 

@@ -9,15 +9,19 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/session_rules.hpp"
+
 using net::Session;
 using Kind = Session::Action::Kind;
 
 namespace {
 
 // A driver on paper: records what the session asks for and checks the rules every real driver
-// relies on (one Send at a time, one Dispatch at a time, nothing after Close).
-struct Driver {
-  explicit Driver(net::ConnectionLimits limits = {}) : session(limits) {
+// relies on (tests/support/session_rules.hpp: one Send at a time, one Dispatch at a time,
+// nothing after Close, ...); `sending`, `dispatched`, `deadline` and `closed` are theirs.
+struct Driver : testing_support::SessionRules {
+  explicit Driver(net::ConnectionLimits limits = {})
+      : SessionRules(limits.max_request_bytes), session(limits) {
     session.started();
     drain();
   }
@@ -25,33 +29,14 @@ struct Driver {
   void drain() {
     Session::Action a;
     while (session.next(a)) {
-      REQUIRE_FALSE(closed);  // Close is the last action
-      switch (a.kind) {
-        case Kind::Send:
-          REQUIRE_FALSE(sending);
-          // Every write is bounded from its start (a blocking driver writes right here).
-          REQUIRE(deadline);
-          sending = true;
-          written += a.data;
-          break;
-        case Kind::Dispatch:
-          REQUIRE_FALSE(dispatched);
-          dispatched = true;
-          requests.push_back(a.data);
-          break;
-        case Kind::StartDeadline:
-          deadline = true;
-          ++deadlines_started;
-          break;
-        case Kind::StopDeadline:
-          deadline = false;
-          break;
-        case Kind::Close:
-          closed = true;
-          deadline = false;
-          break;
-      }
+      const char* broken = take(a);  // the rule broken, shown if any
+      REQUIRE(broken == nullptr);
+      if (a.kind == Kind::Send) written += a.data;
+      if (a.kind == Kind::Dispatch) requests.push_back(a.data);
+      if (a.kind == Kind::StartDeadline) ++deadlines_started;
     }
+    const char* broken = settled(session);
+    REQUIRE(broken == nullptr);
   }
 
   void feed(const std::string& bytes) {
@@ -60,13 +45,13 @@ struct Driver {
   }
   void write_done() {
     REQUIRE(sending);
-    sending = false;
+    sent();
     session.sent();
     drain();
   }
   void reply(const std::string& xml) {
     REQUIRE(dispatched);
-    dispatched = false;
+    answered();
     session.replied(xml);
     drain();
   }
@@ -91,12 +76,11 @@ struct Driver {
   Session session;
   std::string written;
   std::vector<std::string> requests;
-  bool sending = false;
-  bool dispatched = false;
-  bool deadline = false;
-  bool closed = false;
   int deadlines_started = 0;
 };
+
+// What the server answers a session hello with.
+const std::string kAccept = "EXCHANGE-SESSION 1 OK\n";
 
 std::string frame(const std::string& payload) {
   return std::to_string(payload.size()) + "\n" + payload;
@@ -124,16 +108,16 @@ TEST_CASE("one-shot connection: one request, its reply, then close", "[session]"
 TEST_CASE("session: hello, pipelined requests answered in order, framed", "[session]") {
   Driver d;
   d.feed("EXCHANGE-SESSION 1\n" + frame("<a/>") + frame("<b/>"));
-  CHECK(d.written == net::kSessionAccept);                  // acknowledged before any reply
+  CHECK(d.written == kAccept);                              // acknowledged before any reply
   REQUIRE(d.requests == std::vector<std::string>{"<a/>"});  // one at a time
   d.write_done();
   d.reply("<r1/>");
   REQUIRE(d.requests.size() == 2);  // the next request is framed once the reply is queued
-  CHECK(d.written == std::string(net::kSessionAccept) + frame("<r1/>"));
+  CHECK(d.written == kAccept + frame("<r1/>"));
   d.write_done();
   d.reply("<r2/>");
   d.write_done();
-  CHECK(d.written == std::string(net::kSessionAccept) + frame("<r1/>") + frame("<r2/>"));
+  CHECK(d.written == kAccept + frame("<r1/>") + frame("<r2/>"));
   CHECK_FALSE(d.closed);  // the session stays open
   CHECK(d.session.wants_read());
   CHECK(d.deadline);  // waiting for the next request, bounded
@@ -310,7 +294,7 @@ TEST_CASE("budget: a session charges exactly what it holds, and nothing once it 
   auto& budget = *limits.budget;
   Driver d(limits);
   d.feed("EXCHANGE-SESSION 1\n");
-  CHECK(budget.used() == net::kSessionAccept.size());  // the acknowledgement being written
+  CHECK(budget.used() == kAccept.size());  // the acknowledgement being written
   d.write_done();
   CHECK(budget.used() == 0);
   const std::string payload(100, 'p');
