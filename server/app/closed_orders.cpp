@@ -2,8 +2,8 @@
 
 namespace app {
 
-void ClosedOrders::note(const std::vector<exchange::OrderId>& ids, std::int64_t seq) {
-  for (exchange::OrderId id : ids) queue_.push_back({id, seq});
+void ClosedOrders::note(const exchange::Effects& fx, std::int64_t seq) {
+  for (exchange::OrderId id : exchange::Engine::closed_orders(fx)) queue_.push_back({id, seq});
 }
 
 void ClosedOrders::forget_projected(exchange::Engine& engine, std::int64_t projected_through) {

@@ -17,9 +17,10 @@ class ClosedOrders {
  public:
   explicit ClosedOrders(std::size_t keep) : keep_(keep) {}
 
-  // Closed orders (exchange::Engine::closed_orders), readable from the tables once journal
-  // entry `seq` is projected.
-  void note(const std::vector<exchange::OrderId>& ids, std::int64_t seq);
+  // The orders a request's effects `fx` closed (exchange::Engine::closed_orders), readable from
+  // the tables once its journal entry `seq` is projected. The live path (app/exchange.cpp) and
+  // the replay (app/replay.cpp) both note through this.
+  void note(const exchange::Effects& fx, std::int64_t seq);
   // Drops the oldest queued orders from `engine` while more than `keep` are queued and the
   // projection holds them (`projected_through`).
   void forget_projected(exchange::Engine& engine, std::int64_t projected_through);

@@ -157,12 +157,11 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
         ticket = batcher_.visible_ticket();
       } else {
         // A forgotten order is read from the SQL tables: only once the projection has it.
-        const auto closed = exchange::Engine::closed_orders(fx);
+        closed_.note(fx, batcher_.next_seq());
         auto entry = batcher_.submit(
             {0, now, first_order_id, std::string(payload), admission.refused()}, std::move(fx));
         ticket = entry.ticket;
         journaled = true;
-        closed_.note(closed, entry.seq);
         closed_.forget_projected(engine_, projector_.projected_seq());
       }
     } catch (const std::exception& e) {

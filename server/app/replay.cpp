@@ -73,7 +73,7 @@ Loaded load_state(store::Database& db, exchange::Engine& engine, ClosedOrders& c
     for (const store::JournalEntry& entry : entries) {
       exchange::Effects fx;
       replay_entry(entry, engine, fx);
-      closed.note(exchange::Engine::closed_orders(fx), entry.seq);
+      closed.note(fx, entry.seq);
       chunk.merge(std::move(fx));
     }
     out.last_seq = entries.back().seq;

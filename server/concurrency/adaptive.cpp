@@ -129,12 +129,21 @@ class AdaptiveSizer : public Sizer {
 
 }  // namespace
 
+std::unique_ptr<Sizer> make_adaptive_sizer(unsigned floor, unsigned ceiling) {
+  return std::make_unique<AdaptiveSizer>(floor, ceiling);
+}
+
+SizeBounds adaptive_bounds(unsigned min_threads, unsigned max_threads, unsigned cores) {
+  unsigned ceiling = std::max(1u, max_threads);
+  unsigned floor = std::clamp(std::max(min_threads, std::max(1u, cores)), 1u, ceiling);
+  return {floor, ceiling};
+}
+
 std::unique_ptr<RunPolicy> run_on_adaptive_pool(const RequestRunner& runner) {
   const ModelOptions& options = runner.options();
-  unsigned ceiling = std::max(1u, options.max_threads);
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  unsigned floor = std::clamp(std::max(options.min_threads, cores), 1u, ceiling);
-  return run_on_sized_pool(runner, std::make_unique<AdaptiveSizer>(floor, ceiling));
+  const SizeBounds bounds = adaptive_bounds(options.min_threads, options.max_threads,
+                                            std::thread::hardware_concurrency());
+  return run_on_sized_pool(runner, make_adaptive_sizer(bounds.floor, bounds.ceiling));
 }
 
 }  // namespace concurrency

@@ -80,8 +80,10 @@ class FotpSizer : public Sizer {
 
 }  // namespace
 
+std::unique_ptr<Sizer> make_fotp_sizer() { return std::make_unique<FotpSizer>(); }
+
 std::unique_ptr<RunPolicy> run_on_fotp_pool(const RequestRunner& runner) {
-  return run_on_sized_pool(runner, std::make_unique<FotpSizer>());
+  return run_on_sized_pool(runner, make_fotp_sizer());
 }
 
 }  // namespace concurrency

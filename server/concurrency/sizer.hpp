@@ -39,6 +39,16 @@ class Sizer {
   virtual unsigned decide(const DynamicPool::Stats& now, std::chrono::nanoseconds elapsed) = 0;
 };
 
+// The two rules (fotp.cpp, adaptive.cpp), also for their unit test (sizer_test.cpp).
+std::unique_ptr<Sizer> make_fotp_sizer();
+// `floor` and `ceiling` bound its target: adaptive_bounds().
+std::unique_ptr<Sizer> make_adaptive_sizer(unsigned floor, unsigned ceiling);
+struct SizeBounds {
+  unsigned floor, ceiling;
+};
+// adaptive's bounds: [max(--min-threads, cores), --max-threads], at least 1.
+SizeBounds adaptive_bounds(unsigned min_threads, unsigned max_threads, unsigned cores);
+
 // Half-sync/half-async like `pool`, on a DynamicPool that `sizer` resizes every period.
 std::unique_ptr<RunPolicy> run_on_sized_pool(const RequestRunner& runner,
                                              std::unique_ptr<Sizer> sizer);

@@ -37,6 +37,11 @@ Batcher::Submitted Batcher::submit(JournalEntry&& entry, exchange::Effects&& fx)
   return {open_ticket_, seq};
 }
 
+std::int64_t Batcher::next_seq() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return next_seq_;
+}
+
 void Batcher::set_next_seq(std::int64_t seq) {
   std::lock_guard<std::mutex> lock(mutex_);
   next_seq_ = seq;

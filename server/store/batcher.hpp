@@ -72,6 +72,8 @@ class Batcher {
     std::int64_t seq;
   };
   Submitted submit(JournalEntry&& entry, exchange::Effects&& fx);
+  // Under the engine's exclusive lock: the seq the next submit() will get.
+  std::int64_t next_seq();
   // Under the engine's exclusive lock, after the engine was (re)loaded: the next request gets
   // journal seq `seq`.
   void set_next_seq(std::int64_t seq);

@@ -800,24 +800,27 @@ TEST_CASE("closed orders can be forgotten once durable", "[engine][archive]") {
   x.fx = Effects();
   OrderId buy = x.order("B", "X", "4", "5");  // 2, filled at once; 1 still open
   CHECK(Engine::closed_orders(x.fx) == std::vector<OrderId>{buy});
+  const Effects closed_buy = x.fx;
   x.fx = Effects();
   OrderId rest = x.order("B", "X", "1", "1");  // 3, rests
   x.cancel("B", rest);
   CHECK(Engine::closed_orders(x.fx) == std::vector<OrderId>{rest});
+  const Effects closed_rest = x.fx;
   x.fx = Effects();
   OrderId sweep = x.order("B", "X", "6", "5");  // 4, fills the rest of 1
   std::vector<OrderId> closed = Engine::closed_orders(x.fx);
   std::sort(closed.begin(), closed.end());
   CHECK(closed == std::vector<OrderId>{sell, sweep});
+  const Effects closed_sell_sweep = x.fx;
 
   CHECK(x.engine.was_assigned(sweep));
   CHECK_FALSE(x.engine.was_assigned(sweep + 1));
 
   // The cache above the engine forgets closed orders once the projection holds them.
   app::ClosedOrders cache(0);
-  cache.note({buy}, 10);
-  cache.note({rest}, 11);
-  cache.note({sell, sweep}, 12);
+  cache.note(closed_buy, 10);
+  cache.note(closed_rest, 11);
+  cache.note(closed_sell_sweep, 12);
   // Not yet projected: kept.
   cache.forget_projected(x.engine, 9);
   CHECK(x.engine.order_count() == 4);
@@ -830,7 +833,7 @@ TEST_CASE("closed orders can be forgotten once durable", "[engine][archive]") {
   CHECK(x.engine.was_assigned(buy));  // still known to have existed
   // Keep at least 1 of the queued closed orders.
   app::ClosedOrders keep_one(1);
-  keep_one.note({sell, sweep}, 12);
+  keep_one.note(closed_sell_sweep, 12);
   keep_one.forget_projected(x.engine, 12);
   CHECK(x.engine.order_count() == 1);
   cache.forget_projected(x.engine, 12);
