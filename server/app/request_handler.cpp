@@ -7,46 +7,33 @@
 
 #include "protocol/parse.hpp"
 #include "protocol/render.hpp"
+#include "serving/reply_errors.hpp"
 #include "util/log.hpp"
 
 namespace app {
 namespace {
 
-// The error reply for each way a request can end without its result.
-std::string failure_text(Exchange::Outcome outcome) {
+// The error for each way a request can end without its result (serving/reply_errors.hpp).
+serving::ReplyError failure_of(Exchange::Outcome outcome) {
   switch (outcome) {
     case Exchange::Outcome::Unavailable:
-      return "Service unavailable: the database cannot be reached; nothing was applied, retry "
-             "later";
+      return serving::ReplyError::Unavailable;
     case Exchange::Outcome::Unknown:
-      return "Internal error: the database connection broke while this request was being "
-             "committed, and the database could not be asked whether it was; query your "
-             "orders before retrying";
+      return serving::ReplyError::Unknown;
     case Exchange::Outcome::Fenced:
-      // Not "retry": this server will not serve again; the one that took over will.
-      return "Service unavailable: another exchange server took over this database and this "
-             "one has stepped down; nothing was applied. Send requests to the server now in "
-             "charge";
+      return serving::ReplyError::Fenced;
     case Exchange::Outcome::InternalError:
-      return "Internal error: the request was not applied; it is safe to retry";
+      return serving::ReplyError::InternalError;
     case Exchange::Outcome::NotApplied:
     case Exchange::Outcome::Durable:
       break;
   }
-  return "Internal error: the request was not applied (the database write failed); it is safe "
-         "to retry";
+  return serving::ReplyError::NotApplied;
 }
 
-// A request refused as a whole before it was parsed into anything: nothing was applied.
-constexpr const char* kHeavyQueueFull =
-    "Server busy: too many large requests are waiting (--max-heavy-bytes-queued); nothing was "
-    "applied, retry later";
-constexpr const char* kStopping =
-    "Service unavailable: the server is stopping; nothing was applied";
-constexpr const char* kOverMemory =
-    "Server busy: the server is over its memory budget (--max-memory-bytes); requests that "
-    "create accounts, positions or orders are refused until it is below it (queries and "
-    "cancels still run); nothing was applied";
+std::string error_reply(serving::ReplyError error) {
+  return protocol::render(protocol::Result::failure(serving::error_text(error)));
+}
 
 // Whether applying it could make the exchange hold more (the memory budget refuses these).
 bool could_grow(const protocol::Command& cmd) {
@@ -82,10 +69,10 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
   // Heavy: copied (the caller's buffer is not ours past this call) and run in turn. `done` is
   // shared by the run and the refusal; exactly one of them uses it.
   auto shared_done = std::make_shared<Reply>(std::move(done));
-  auto refuse = [this, shared_done](const char* why) {
+  auto refuse = [this, shared_done](serving::ReplyError why) {
     metrics_.request_answered(Metrics::Root::Invalid, Metrics::Outcome::Unavailable,
                               std::chrono::nanoseconds(0));
-    (*shared_done)(protocol::render(protocol::Result::failure(why)));
+    (*shared_done)(error_reply(why));
   };
   const bool queued = heavy_.submit(
       payload.size(),
@@ -101,12 +88,11 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
         } catch (const std::exception& e) {
           // As concurrency/run_request.cpp does for a light request that throws.
           EXCHANGE_LOG(error) << "a request failed: " << e.what();
-          answer(protocol::render(protocol::Result::failure(
-              "Internal error: the request failed; query your orders before retrying")));
+          answer(error_reply(serving::ReplyError::HandlerFailed));
         }
       },
-      [refuse] { refuse(kStopping); });
-  if (!queued) refuse(kHeavyQueueFull);
+      [refuse] { refuse(serving::ReplyError::Stopping); });
+  if (!queued) refuse(serving::ReplyError::HeavyQueueFull);
 }
 
 void RequestHandler::fill(Metrics::StateGauges& gauges) {
@@ -131,7 +117,7 @@ void RequestHandler::run(std::string_view payload, Reply done) {
   if (could_grow(cmd) && memory_.over()) {
     memory_.refused();
     metrics_.request_answered(root, Metrics::Outcome::Rejected, Clock::now() - started);
-    return done(protocol::render(protocol::Result::failure(kOverMemory)));
+    return done(error_reply(serving::ReplyError::OverMemory));
   }
   exchange_.submit(
       cmd, payload, [](const protocol::Result& result) { return protocol::render(result); },
@@ -142,8 +128,7 @@ void RequestHandler::run(std::string_view payload, Reply done) {
             : outcome == Exchange::Outcome::Unavailable || outcome == Exchange::Outcome::Fenced
                 ? Metrics::Outcome::Unavailable
                 : Metrics::Outcome::Failed;
-        if (outcome != Exchange::Outcome::Durable)
-          xml = protocol::render(protocol::Result::failure(failure_text(outcome)));
+        if (outcome != Exchange::Outcome::Durable) xml = error_reply(failure_of(outcome));
         metrics.request_answered(root, counted, Clock::now() - started);
         done(std::move(xml));
       });

@@ -5,8 +5,16 @@
 
 #include "exchange/effects.hpp"
 #include "net/framing.hpp"
+#include "serving/reply_errors.hpp"
 
 namespace floor_server {
+namespace {
+
+std::string error_reply(serving::ReplyError error) {
+  return net::framing_error_reply(serving::error_text(error));
+}
+
+}  // namespace
 
 std::string FloorHandler::committed_reply(std::int64_t seq) {
   // Built by hand rather than by protocol::render: rendering is part of what the server does
@@ -21,27 +29,21 @@ void FloorHandler::handle(std::string_view payload, Reply done) {
   // (the engine's ids start at 1), so an exchange-server replaying this journal refuses it.
   const std::int64_t now = std::time(nullptr);
   auto entry = batcher_.submit({0, now, 0, std::string(payload), {}}, exchange::Effects{});
-  batcher_.when_durable(
-      entry.ticket, [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
-        // The same answers as the server's: only a committed row is acknowledged.
-        switch (outcome) {
-          case store::Outcome::Committed:
-            return done(committed_reply(seq));
-          case store::Outcome::NotApplied:
-            return done(net::framing_error_reply(
-                "Internal error: the request was not journaled (the database write failed); it is "
-                "safe to retry"));
-          case store::Outcome::Fenced:
-            return done(net::framing_error_reply(
-                "Service unavailable: another process took over this database and this floor "
-                "has stepped down; the request was not journaled"));
-          case store::Outcome::Unknown:
-            return done(net::framing_error_reply(
-                "Internal error: the database connection broke while this request was being "
-                "committed, and the database could not be asked whether it was; check before "
-                "retrying"));
-        }
-      });
+  batcher_.when_durable(entry.ticket,
+                        [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
+                          // The same answers as the server's (serving/reply_errors.hpp): only a
+                          // committed row is acknowledged.
+                          switch (outcome) {
+                            case store::Outcome::Committed:
+                              return done(committed_reply(seq));
+                            case store::Outcome::NotApplied:
+                              return done(error_reply(serving::ReplyError::NotApplied));
+                            case store::Outcome::Fenced:
+                              return done(error_reply(serving::ReplyError::Fenced));
+                            case store::Outcome::Unknown:
+                              return done(error_reply(serving::ReplyError::Unknown));
+                          }
+                        });
 }
 
 }  // namespace floor_server
