@@ -111,16 +111,8 @@ void Exchange::reply_when_durable(store::Ticket ticket, std::string prepared, Se
   batcher_.when_durable(ticket, [this, prepared = std::move(prepared), send = std::move(send),
                                  journaled, applied_at](store::Outcome outcome) mutable {
     if (journaled) metrics_.commit_waited(Clock::now() - applied_at);
-    switch (outcome) {
-      case store::Outcome::Committed:
-        return send(Outcome::Durable, std::move(prepared));
-      case store::Outcome::Unknown:
-        return send(Outcome::Unknown, {});
-      case store::Outcome::NotApplied:
-        return send(Outcome::NotApplied, {});
-      case store::Outcome::Fenced:
-        return send(Outcome::Fenced, {});
-    }
+    const Outcome ended = outcome_of(outcome);
+    send(ended, ended == Outcome::Durable ? std::move(prepared) : std::string());
   });
 }
 

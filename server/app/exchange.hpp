@@ -26,6 +26,7 @@
 #include "app/closed_orders.hpp"
 #include "app/health.hpp"
 #include "app/metrics.hpp"
+#include "app/outcome.hpp"
 #include "exchange/engine.hpp"
 #include "protocol/command.hpp"
 #include "protocol/result.hpp"
@@ -73,20 +74,11 @@ class Exchange {
   // Whether the projection is past kSoftProjectionRows. Lock-free enough for every request.
   bool projection_behind() const { return projector_.pending_rows() >= kSoftProjectionRows; }
 
-  // How a submitted request ended.
-  enum class Outcome {
-    Durable,        // the result may be shown: everything it reflects is committed
-    Unavailable,    // the engine is being rebuilt; nothing was applied
-    InternalError,  // applying it failed inside the engine; nothing is kept
-    NotApplied,     // its commit failed; nothing is stored, safe to retry
-    Unknown,        // the connection broke during its commit and the outcome is not known
-    Fenced,         // another server took over the database; nothing was applied, and this
-                    // one serves nothing more
-  };
   // `prepare` runs once with the result (render it there: the commit thread must stay free):
   // at once on the submitting thread, or, for a request that queries orders only PostgreSQL
   // still holds, on an archive thread once they are read. `send` runs exactly once with the
-  // outcome and what prepare returned (empty unless Durable): at once, or later on the commit
+  // outcome (app/outcome.hpp: Durable, Unavailable, Fenced, InternalError, NotApplied
+  // or Unknown) and what prepare returned (empty unless Durable): at once, or later on the commit
   // thread or an archive thread.
   using Prepare = std::function<std::string(const protocol::Result&)>;
   using Send = std::function<void(Outcome, std::string prepared)>;

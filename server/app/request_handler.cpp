@@ -13,24 +13,7 @@
 namespace app {
 namespace {
 
-// The error for each way a request can end without its result (serving/reply_errors.hpp).
-serving::ReplyError failure_of(Exchange::Outcome outcome) {
-  switch (outcome) {
-    case Exchange::Outcome::Unavailable:
-      return serving::ReplyError::Unavailable;
-    case Exchange::Outcome::Unknown:
-      return serving::ReplyError::Unknown;
-    case Exchange::Outcome::Fenced:
-      return serving::ReplyError::Fenced;
-    case Exchange::Outcome::InternalError:
-      return serving::ReplyError::InternalError;
-    case Exchange::Outcome::NotApplied:
-    case Exchange::Outcome::Durable:
-      break;
-  }
-  return serving::ReplyError::NotApplied;
-}
-
+// The reply to a request that ended without its result.
 std::string error_reply(serving::ReplyError error) {
   return protocol::render(protocol::Result::failure(serving::error_text(error)));
 }
@@ -70,8 +53,7 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
   // shared by the run and the refusal; exactly one of them uses it.
   auto shared_done = std::make_shared<Reply>(std::move(done));
   auto refuse = [this, shared_done](serving::ReplyError why) {
-    metrics_.request_answered(Metrics::Root::Invalid, Metrics::Outcome::Unavailable,
-                              std::chrono::nanoseconds(0));
+    metrics_.request_answered(Metrics::Root::Invalid, Outcome::Busy, std::chrono::nanoseconds(0));
     (*shared_done)(error_reply(why));
   };
   const bool queued = heavy_.submit(
@@ -111,25 +93,20 @@ void RequestHandler::run(std::string_view payload, Reply done) {
   const protocol::Command cmd = protocol::parse(payload, parse_limits_);
   const Metrics::Root root = root_of(cmd);
   if (cmd.kind == protocol::Command::Kind::Invalid) {
-    metrics_.request_answered(root, Metrics::Outcome::Rejected, Clock::now() - started);
+    metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);
     return done(protocol::render(protocol::Result::failure(cmd.error)));
   }
   if (could_grow(cmd) && memory_.over()) {
     memory_.refused();
-    metrics_.request_answered(root, Metrics::Outcome::Rejected, Clock::now() - started);
+    metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);
     return done(error_reply(serving::ReplyError::OverMemory));
   }
   exchange_.submit(
       cmd, payload, [](const protocol::Result& result) { return protocol::render(result); },
-      [&metrics = metrics_, root, started, done = std::move(done)](Exchange::Outcome outcome,
+      [&metrics = metrics_, root, started, done = std::move(done)](Outcome outcome,
                                                                    std::string xml) {
-        Metrics::Outcome counted =
-            outcome == Exchange::Outcome::Durable ? Metrics::Outcome::Ok
-            : outcome == Exchange::Outcome::Unavailable || outcome == Exchange::Outcome::Fenced
-                ? Metrics::Outcome::Unavailable
-                : Metrics::Outcome::Failed;
-        if (outcome != Exchange::Outcome::Durable) xml = error_reply(failure_of(outcome));
-        metrics.request_answered(root, counted, Clock::now() - started);
+        if (const auto error = error_of(outcome)) xml = error_reply(*error);
+        metrics.request_answered(root, outcome, Clock::now() - started);
         done(std::move(xml));
       });
 }

@@ -3,18 +3,12 @@
 #include <ctime>
 #include <utility>
 
+#include "app/outcome.hpp"
 #include "exchange/effects.hpp"
 #include "net/framing.hpp"
 #include "serving/reply_errors.hpp"
 
 namespace floor_server {
-namespace {
-
-std::string error_reply(serving::ReplyError error) {
-  return net::framing_error_reply(serving::error_text(error));
-}
-
-}  // namespace
 
 std::string FloorHandler::committed_reply(std::int64_t seq) {
   // Built by hand rather than by protocol::render: rendering is part of what the server does
@@ -29,21 +23,13 @@ void FloorHandler::handle(std::string_view payload, Reply done) {
   // (the engine's ids start at 1), so an exchange-server replaying this journal refuses it.
   const std::int64_t now = std::time(nullptr);
   auto entry = batcher_.submit({0, now, 0, std::string(payload), {}}, exchange::Effects{});
-  batcher_.when_durable(entry.ticket,
-                        [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
-                          // The same answers as the server's (serving/reply_errors.hpp): only a
-                          // committed row is acknowledged.
-                          switch (outcome) {
-                            case store::Outcome::Committed:
-                              return done(committed_reply(seq));
-                            case store::Outcome::NotApplied:
-                              return done(error_reply(serving::ReplyError::NotApplied));
-                            case store::Outcome::Fenced:
-                              return done(error_reply(serving::ReplyError::Fenced));
-                            case store::Outcome::Unknown:
-                              return done(error_reply(serving::ReplyError::Unknown));
-                          }
-                        });
+  batcher_.when_durable(
+      entry.ticket, [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
+        // The same answers as the server's (app/outcome.hpp, serving/reply_errors.hpp): only
+        // a committed row is acknowledged.
+        const auto error = app::error_of(app::outcome_of(outcome));
+        done(error ? net::framing_error_reply(serving::error_text(*error)) : committed_reply(seq));
+      });
 }
 
 }  // namespace floor_server
