@@ -101,10 +101,10 @@ void RequestHandler::run(std::string_view payload, Reply done) {
     metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);
     return done(error_reply(serving::ReplyError::OverMemory));
   }
-  exchange_.submit(
-      cmd, payload, [](const protocol::Result& result) { return protocol::render(result); },
-      [&metrics = metrics_, root, started, done = std::move(done)](Outcome outcome,
-                                                                   std::string xml) {
+  exchange_
+      .submit(cmd, payload, [](const protocol::Result& result) { return protocol::render(result); })
+      .then([&metrics = metrics_, root, started, done = std::move(done)](Outcome outcome,
+                                                                         std::string xml) {
         if (const auto error = error_of(outcome)) xml = error_reply(*error);
         metrics.request_answered(root, outcome, Clock::now() - started);
         done(std::move(xml));

@@ -1,11 +1,14 @@
 // The reply's one way (issue 23): the group commit's outcome mapped once to the app's Outcome,
-// each Outcome to its error text and its Prometheus label, and the table of error texts.
+// each Outcome to its error text and its Prometheus label, the table of error texts, and the
+// pending result Exchange::submit returns.
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "app/metrics.hpp"
 #include "app/outcome.hpp"
+#include "app/pending.hpp"
 #include "serving/reply_errors.hpp"
 
 namespace {
@@ -56,4 +59,43 @@ TEST_CASE("every error text starts with the class clients match on", "[unit]") {
   CHECK(std::string(serving::error_text(E::NotApplied)).find("safe to retry") != std::string::npos);
   CHECK(std::string(serving::error_text(E::Unknown)).find("query your orders") !=
         std::string::npos);
+}
+
+TEST_CASE("a Pending runs its one continuation whichever comes first", "[unit]") {
+  SECTION("ended before the continuation is attached: it runs on the attaching thread") {
+    app::Pending pending;
+    pending.end(app::Outcome::Fenced);
+    int runs = 0;
+    pending.then([&](app::Outcome outcome, std::string prepared) {
+      ++runs;
+      CHECK(outcome == app::Outcome::Fenced);
+      CHECK(prepared.empty());
+    });
+    CHECK(runs == 1);
+  }
+  SECTION("attached first: it runs when the request ends, on the ending thread") {
+    app::Pending pending;
+    std::thread::id ran_on;
+    std::string got;
+    pending.then([&](app::Outcome outcome, std::string prepared) {
+      CHECK(outcome == app::Outcome::Durable);
+      got = std::move(prepared);
+      ran_on = std::this_thread::get_id();
+    });
+    CHECK(got.empty());
+    const app::Pending copy = pending;  // what the commit thread's callback holds
+    std::thread ender([copy] { copy.end(app::Outcome::Durable, "<results/>"); });
+    const auto ender_id = ender.get_id();
+    ender.join();
+    CHECK(got == "<results/>");
+    CHECK(ran_on == ender_id);
+  }
+  SECTION("wait() returns what another thread ended it with") {
+    app::Pending pending;
+    std::thread ender([pending] { pending.end(app::Outcome::NotApplied); });
+    const auto ended = pending.wait();
+    ender.join();
+    CHECK(ended.outcome == app::Outcome::NotApplied);
+    CHECK(ended.prepared.empty());
+  }
 }
