@@ -81,51 +81,49 @@ void Exchange::abandon() {
 
 void Exchange::complete_from_archive(const std::string& account, Applied&& applied,
                                      Admission&& admission, store::Ticket ticket, bool journaled,
-                                     const Prepare& prepare, Send send) {
+                                     const Prepare& prepare, const Pending& pending) {
   auto ids = archive_ids(applied);
-  archive_.find(
-      account, std::move(ids),
-      [this, applied = std::move(applied), admission = std::move(admission), ticket, journaled,
-       prepare, send = std::move(send)](store::OrderArchive::Answer answer) mutable {
-        if (answer.kind == store::OrderArchive::Answer::Kind::Failed)
-          EXCHANGE_LOG(error) << "reading " << applied.archive_lookups.size()
-                              << " archived orders failed: " << answer.error;
-        std::string prepared;
-        try {
-          complete_lookups(applied, answer, options_.archive_connections, admission);
-          prepared = prepare(applied.result);
-        } catch (const std::exception& e) {
-          // Out of memory while rendering: whatever the request changed is committed
-          // or fails with its batch, and the client cannot tell which.
-          EXCHANGE_LOG(error) << "preparing a reply failed: " << e.what();
-          return send(journaled ? Outcome::Unknown : Outcome::InternalError, {});
-        }
-        reply_when_durable(ticket, std::move(prepared), std::move(send), journaled);
-      });
+  archive_.find(account, std::move(ids),
+                [this, applied = std::move(applied), admission = std::move(admission), ticket,
+                 journaled, prepare, pending](store::OrderArchive::Answer answer) mutable {
+                  if (answer.kind == store::OrderArchive::Answer::Kind::Failed)
+                    EXCHANGE_LOG(error) << "reading " << applied.archive_lookups.size()
+                                        << " archived orders failed: " << answer.error;
+                  std::string prepared;
+                  try {
+                    complete_lookups(applied, answer, options_.archive_connections, admission);
+                    prepared = prepare(applied.result);
+                  } catch (const std::exception& e) {
+                    // Out of memory while rendering: whatever the request changed is committed
+                    // or fails with its batch, and the client cannot tell which.
+                    EXCHANGE_LOG(error) << "preparing a reply failed: " << e.what();
+                    return pending.end(journaled ? Outcome::Unknown : Outcome::InternalError);
+                  }
+                  reply_when_durable(ticket, std::move(prepared), pending, journaled);
+                });
 }
 
-void Exchange::reply_when_durable(store::Ticket ticket, std::string prepared, Send send,
-                                  bool journaled) {
+void Exchange::reply_when_durable(store::Ticket ticket, std::string prepared,
+                                  const Pending& pending, bool journaled) {
   using Clock = std::chrono::steady_clock;
   const auto applied_at = Clock::now();
-  batcher_.when_durable(ticket, [this, prepared = std::move(prepared), send = std::move(send),
-                                 journaled, applied_at](store::Outcome outcome) mutable {
+  batcher_.when_durable(ticket, [this, prepared = std::move(prepared), pending, journaled,
+                                 applied_at](store::Outcome outcome) mutable {
     if (journaled) metrics_.commit_waited(Clock::now() - applied_at);
-    switch (outcome) {
-      case store::Outcome::Committed:
-        return send(Outcome::Durable, std::move(prepared));
-      case store::Outcome::Unknown:
-        return send(Outcome::Unknown, {});
-      case store::Outcome::NotApplied:
-        return send(Outcome::NotApplied, {});
-      case store::Outcome::Fenced:
-        return send(Outcome::Fenced, {});
-    }
+    const Outcome ended = outcome_of(outcome);
+    pending.end(ended, ended == Outcome::Durable ? std::move(prepared) : std::string());
   });
 }
 
-void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
-                      const Prepare& prepare, Send send) {
+Pending Exchange::submit(const protocol::Command& cmd, std::string_view payload,
+                         const Prepare& prepare) {
+  Pending pending;
+  apply_and_reply(cmd, payload, prepare, pending);
+  return pending;
+}
+
+void Exchange::apply_and_reply(const protocol::Command& cmd, std::string_view payload,
+                               const Prepare& prepare, const Pending& pending) {
   // The only clock reading of a request: the journal keeps it, so a replay applies the same.
   const std::int64_t now = std::time(nullptr);
   Applied applied;
@@ -135,19 +133,19 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
   // Before waiting for the engine lock, which a reload holds while it reads PostgreSQL (for as
   // long as the database takes to answer): requests arriving then hear "unavailable" at once.
   // Checked again under the lock, where it is exact.
-  if (fenced_) return send(Outcome::Fenced, {});
-  if (!available_) return send(Outcome::Unavailable, {});
+  if (fenced_) return pending.end(Outcome::Fenced);
+  if (!available_) return pending.end(Outcome::Unavailable);
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
-    if (fenced_) return send(Outcome::Fenced, {});
-    if (!available_) return send(Outcome::Unavailable, {});
+    if (fenced_) return pending.end(Outcome::Fenced);
+    if (!available_) return pending.end(Outcome::Unavailable);
     exchange::Effects none;
     applied = apply(cmd, engine_, now, none, admission);
     ticket = batcher_.visible_ticket();
   } else {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
-    if (fenced_) return send(Outcome::Fenced, {});
-    if (!available_) return send(Outcome::Unavailable, {});
+    if (fenced_) return pending.end(Outcome::Fenced);
+    if (!available_) return pending.end(Outcome::Unavailable);
     exchange::Effects fx;
     try {
       const exchange::OrderId first_order_id = engine_.next_order_id();
@@ -170,8 +168,8 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
       EXCHANGE_LOG(error) << "internal error applying a request: " << e.what();
       batcher_.poison_open_batch();
       ticket = batcher_.visible_ticket();
-      batcher_.when_durable(
-          ticket, [send = std::move(send)](store::Outcome) { send(Outcome::InternalError, {}); });
+      batcher_.when_durable(ticket,
+                            [pending](store::Outcome) { pending.end(Outcome::InternalError); });
       return;
     }
   }
@@ -179,8 +177,8 @@ void Exchange::submit(const protocol::Command& cmd, std::string_view payload,
   // Orders only the database still holds are read off this thread (it may be the event loop's).
   if (!applied.archive_lookups.empty())
     return complete_from_archive(cmd.account, std::move(applied), std::move(admission), ticket,
-                                 journaled, prepare, std::move(send));
-  reply_when_durable(ticket, prepare(applied.result), std::move(send), journaled);
+                                 journaled, prepare, pending);
+  reply_when_durable(ticket, prepare(applied.result), pending, journaled);
 }
 
 Backlog Exchange::backlog() const {

@@ -26,6 +26,8 @@
 #include "app/closed_orders.hpp"
 #include "app/health.hpp"
 #include "app/metrics.hpp"
+#include "app/outcome.hpp"
+#include "app/pending.hpp"
 #include "exchange/engine.hpp"
 #include "protocol/command.hpp"
 #include "protocol/result.hpp"
@@ -73,23 +75,10 @@ class Exchange {
   // Whether the projection is past kSoftProjectionRows. Lock-free enough for every request.
   bool projection_behind() const { return projector_.pending_rows() >= kSoftProjectionRows; }
 
-  // How a submitted request ended.
-  enum class Outcome {
-    Durable,        // the result may be shown: everything it reflects is committed
-    Unavailable,    // the engine is being rebuilt; nothing was applied
-    InternalError,  // applying it failed inside the engine; nothing is kept
-    NotApplied,     // its commit failed; nothing is stored, safe to retry
-    Unknown,        // the connection broke during its commit and the outcome is not known
-    Fenced,         // another server took over the database; nothing was applied, and this
-                    // one serves nothing more
-  };
   // `prepare` runs once with the result (render it there: the commit thread must stay free):
   // at once on the submitting thread, or, for a request that queries orders only PostgreSQL
-  // still holds, on an archive thread once they are read. `send` runs exactly once with the
-  // outcome and what prepare returned (empty unless Durable): at once, or later on the commit
-  // thread or an archive thread.
+  // still holds, on an archive thread once they are read.
   using Prepare = std::function<std::string(const protocol::Result&)>;
-  using Send = std::function<void(Outcome, std::string prepared)>;
 
   // `on_commit` runs after each successful commit (health: the database answered).
   Exchange(ExchangeOptions options, Metrics& metrics, const store::StopFlag& stop,
@@ -103,9 +92,11 @@ class Exchange {
   void load(store::Database& db);
   // Starts committing.
   void start();
-  // Applies a valid command (never Invalid) and answers through `prepare` and `send`.
-  void submit(const protocol::Command& cmd, std::string_view payload, const Prepare& prepare,
-              Send send);
+  // Applies a valid command (never Invalid). The returned Pending ends exactly once with the
+  // outcome (Durable, Unavailable, Fenced, InternalError, NotApplied or Unknown) and what
+  // `prepare` returned (empty unless Durable): at once, or later on the commit thread or an
+  // archive thread (app/pending.hpp).
+  Pending submit(const protocol::Command& cmd, std::string_view payload, const Prepare& prepare);
   // Commits what is pending and stops. The projector gets up to 5 s to catch up unless
   // `forced` (what it has not written is in the journal: the next start replays it).
   void stop(bool forced);
@@ -136,15 +127,19 @@ class Exchange {
   // The group commit's RecoverFn (recovery.cpp): fails what could have seen batch `failed`,
   // serves "unavailable" and rebuilds the engine until it succeeds or the server stops.
   void recover(store::Ticket failed, store::Outcome outcome);
+  // submit()'s work: ends `pending` (at once, or once what it reflects is durable).
+  void apply_and_reply(const protocol::Command& cmd, std::string_view payload,
+                       const Prepare& prepare, const Pending& pending);
   // Hands a request with <status> items of orders only the database still holds to the
   // archive, which reads them off this thread and then prepares and sends the reply.
   // Each status read counts against the reply's budget (`admission`).
   void complete_from_archive(const std::string& account, Applied&& applied, Admission&& admission,
                              store::Ticket ticket, bool journaled, const Prepare& prepare,
-                             Send send);
-  // Sends `prepared` once `ticket` is durable (or the outcome if it failed). `journaled`: the
-  // request's own entry is in that batch (its wait is measured).
-  void reply_when_durable(store::Ticket ticket, std::string prepared, Send send, bool journaled);
+                             const Pending& pending);
+  // Ends `pending` with `prepared` once `ticket` is durable (or the outcome if it failed).
+  // `journaled`: the request's own entry is in that batch (its wait is measured).
+  void reply_when_durable(store::Ticket ticket, std::string prepared, const Pending& pending,
+                          bool journaled);
 
   ExchangeOptions options_;
   Metrics& metrics_;

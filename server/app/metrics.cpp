@@ -21,11 +21,32 @@ Metrics::~Metrics() { stop(); }
 
 namespace {
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+// The labels of exchange_requests_total{outcome}, and which one each outcome counts under.
+const char* const kLabelNames[] = {"ok", "rejected", "unavailable", "failed"};
+int label_index(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Durable:
+      return 0;
+    case Outcome::Rejected:
+      return 1;
+    case Outcome::Busy:
+    case Outcome::Unavailable:
+    case Outcome::Fenced:
+      return 2;
+    case Outcome::InternalError:
+    case Outcome::NotApplied:
+    case Outcome::Unknown:
+      break;
+  }
+  return 3;
+}
 }  // namespace
 
+const char* Metrics::label_of(Outcome outcome) { return kLabelNames[label_index(outcome)]; }
+
 void Metrics::request_answered(Root root, Outcome outcome, std::chrono::nanoseconds latency) {
-  answered_[static_cast<int>(root)][static_cast<int>(outcome)].fetch_add(1,
-                                                                         std::memory_order_relaxed);
+  answered_[static_cast<int>(root)][label_index(outcome)].fetch_add(1, std::memory_order_relaxed);
   request_seconds_.observe(seconds(latency));
 }
 
@@ -60,15 +81,14 @@ std::string Metrics::prometheus_text() {
   std::string out;
   out.reserve(16384);
   static const char* kRootNames[kRoots] = {"create", "transactions", "invalid"};
-  static const char* kOutcomeNames[kOutcomes] = {"ok", "rejected", "unavailable", "failed"};
   p::header(out, "exchange_requests_total", "counter",
             "Requests answered, by root element and outcome (ok: answered normally, item "
             "errors included; rejected: refused as a whole; unavailable: the engine was "
             "reloading; failed: the commit failed or its outcome is unknown).");
   for (int r = 0; r < kRoots; ++r)
-    for (int o = 0; o < kOutcomes; ++o)
+    for (int o = 0; o < kLabels; ++o)
       p::sample(out, "exchange_requests_total",
-                std::string("root=\"") + kRootNames[r] + "\",outcome=\"" + kOutcomeNames[o] + "\"",
+                std::string("root=\"") + kRootNames[r] + "\",outcome=\"" + kLabelNames[o] + "\"",
                 static_cast<double>(answered_[r][o].load(std::memory_order_relaxed)));
   auto histogram = [&out](const char* name, const char* help, const prometheus::Histogram& h) {
     p::header(out, name, "histogram", help);

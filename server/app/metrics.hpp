@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "app/outcome.hpp"
 #include "app/prometheus.hpp"
 #include "serving/metrics_sink.hpp"
 
@@ -69,7 +70,10 @@ class Metrics final : public serving::MetricsSink {
 
   // ---- Prometheus (/metrics): counters and histograms since the start ----
   enum class Root { Create, Transactions, Invalid };  // Invalid: refused before it had a kind
-  enum class Outcome { Ok, Rejected, Unavailable, Failed };
+  // A request's outcome as its Prometheus label (exchange_requests_total{outcome}): "ok",
+  // "rejected", "unavailable" (engine reloading, stepped down, a large request refused as busy)
+  // or "failed" (the commit failed or its outcome is unknown).
+  static const char* label_of(Outcome outcome);
   // A request's reply went out `latency` after the handler took it (commit wait included).
   void request_answered(Root root, Outcome outcome, std::chrono::nanoseconds latency);
   // A reply waited this long for its group commit (after the handler had applied it).
@@ -115,8 +119,8 @@ class Metrics final : public serving::MetricsSink {
   };
   Sample sample();
 
-  static constexpr int kRoots = 3, kOutcomes = 4;
-  std::atomic<std::uint64_t> answered_[kRoots][kOutcomes] = {};
+  static constexpr int kRoots = 3, kLabels = 4;  // kLabels: label_of's values
+  std::atomic<std::uint64_t> answered_[kRoots][kLabels] = {};
   std::atomic<std::uint64_t> commits_failed_{0};
   prometheus::Histogram request_seconds_;
   prometheus::Histogram commit_wait_seconds_;

@@ -7,46 +7,16 @@
 
 #include "protocol/parse.hpp"
 #include "protocol/render.hpp"
+#include "serving/reply_errors.hpp"
 #include "util/log.hpp"
 
 namespace app {
 namespace {
 
-// The error reply for each way a request can end without its result.
-std::string failure_text(Exchange::Outcome outcome) {
-  switch (outcome) {
-    case Exchange::Outcome::Unavailable:
-      return "Service unavailable: the database cannot be reached; nothing was applied, retry "
-             "later";
-    case Exchange::Outcome::Unknown:
-      return "Internal error: the database connection broke while this request was being "
-             "committed, and the database could not be asked whether it was; query your "
-             "orders before retrying";
-    case Exchange::Outcome::Fenced:
-      // Not "retry": this server will not serve again; the one that took over will.
-      return "Service unavailable: another exchange server took over this database and this "
-             "one has stepped down; nothing was applied. Send requests to the server now in "
-             "charge";
-    case Exchange::Outcome::InternalError:
-      return "Internal error: the request was not applied; it is safe to retry";
-    case Exchange::Outcome::NotApplied:
-    case Exchange::Outcome::Durable:
-      break;
-  }
-  return "Internal error: the request was not applied (the database write failed); it is safe "
-         "to retry";
+// The reply to a request that ended without its result.
+std::string error_reply(serving::ReplyError error) {
+  return protocol::render(protocol::Result::failure(serving::error_text(error)));
 }
-
-// A request refused as a whole before it was parsed into anything: nothing was applied.
-constexpr const char* kHeavyQueueFull =
-    "Server busy: too many large requests are waiting (--max-heavy-bytes-queued); nothing was "
-    "applied, retry later";
-constexpr const char* kStopping =
-    "Service unavailable: the server is stopping; nothing was applied";
-constexpr const char* kOverMemory =
-    "Server busy: the server is over its memory budget (--max-memory-bytes); requests that "
-    "create accounts, positions or orders are refused until it is below it (queries and "
-    "cancels still run); nothing was applied";
 
 // Whether applying it could make the exchange hold more (the memory budget refuses these).
 bool could_grow(const protocol::Command& cmd) {
@@ -82,10 +52,9 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
   // Heavy: copied (the caller's buffer is not ours past this call) and run in turn. `done` is
   // shared by the run and the refusal; exactly one of them uses it.
   auto shared_done = std::make_shared<Reply>(std::move(done));
-  auto refuse = [this, shared_done](const char* why) {
-    metrics_.request_answered(Metrics::Root::Invalid, Metrics::Outcome::Unavailable,
-                              std::chrono::nanoseconds(0));
-    (*shared_done)(protocol::render(protocol::Result::failure(why)));
+  auto refuse = [this, shared_done](serving::ReplyError why) {
+    metrics_.request_answered(Metrics::Root::Invalid, Outcome::Busy, std::chrono::nanoseconds(0));
+    (*shared_done)(error_reply(why));
   };
   const bool queued = heavy_.submit(
       payload.size(),
@@ -101,12 +70,11 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
         } catch (const std::exception& e) {
           // As concurrency/run_request.cpp does for a light request that throws.
           EXCHANGE_LOG(error) << "a request failed: " << e.what();
-          answer(protocol::render(protocol::Result::failure(
-              "Internal error: the request failed; query your orders before retrying")));
+          answer(error_reply(serving::ReplyError::HandlerFailed));
         }
       },
-      [refuse] { refuse(kStopping); });
-  if (!queued) refuse(kHeavyQueueFull);
+      [refuse] { refuse(serving::ReplyError::Stopping); });
+  if (!queued) refuse(serving::ReplyError::HeavyQueueFull);
 }
 
 void RequestHandler::fill(Metrics::StateGauges& gauges) {
@@ -125,26 +93,20 @@ void RequestHandler::run(std::string_view payload, Reply done) {
   const protocol::Command cmd = protocol::parse(payload, parse_limits_);
   const Metrics::Root root = root_of(cmd);
   if (cmd.kind == protocol::Command::Kind::Invalid) {
-    metrics_.request_answered(root, Metrics::Outcome::Rejected, Clock::now() - started);
+    metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);
     return done(protocol::render(protocol::Result::failure(cmd.error)));
   }
   if (could_grow(cmd) && memory_.over()) {
     memory_.refused();
-    metrics_.request_answered(root, Metrics::Outcome::Rejected, Clock::now() - started);
-    return done(protocol::render(protocol::Result::failure(kOverMemory)));
+    metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);
+    return done(error_reply(serving::ReplyError::OverMemory));
   }
-  exchange_.submit(
-      cmd, payload, [](const protocol::Result& result) { return protocol::render(result); },
-      [&metrics = metrics_, root, started, done = std::move(done)](Exchange::Outcome outcome,
-                                                                   std::string xml) {
-        Metrics::Outcome counted =
-            outcome == Exchange::Outcome::Durable ? Metrics::Outcome::Ok
-            : outcome == Exchange::Outcome::Unavailable || outcome == Exchange::Outcome::Fenced
-                ? Metrics::Outcome::Unavailable
-                : Metrics::Outcome::Failed;
-        if (outcome != Exchange::Outcome::Durable)
-          xml = protocol::render(protocol::Result::failure(failure_text(outcome)));
-        metrics.request_answered(root, counted, Clock::now() - started);
+  exchange_
+      .submit(cmd, payload, [](const protocol::Result& result) { return protocol::render(result); })
+      .then([&metrics = metrics_, root, started, done = std::move(done)](Outcome outcome,
+                                                                         std::string xml) {
+        if (const auto error = error_of(outcome)) xml = error_reply(*error);
+        metrics.request_answered(root, outcome, Clock::now() - started);
         done(std::move(xml));
       });
 }

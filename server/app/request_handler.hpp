@@ -1,7 +1,9 @@
 #pragma once
 // One request's way through the server, whatever the threads and sockets: parse, submit to the
 // exchange, render. The exchange decides when the reply may leave (once what it reflects is
-// durable); this only turns its outcome into the reply document and counts it.
+// durable) and ends the app::Pending that submit returned; the continuation this attaches to it
+// is the one place a reply is made from its outcome (the prepared document, or the outcome's
+// error from serving/reply_errors.hpp) and counted.
 //
 // Before that, two guards that cost nothing to a light request: heavy requests (by size) go
 // one at a time through HeavyRequests, and while the process is over its memory budget a
@@ -13,8 +15,8 @@
 #include "app/heavy_requests.hpp"
 #include "app/memory_budget.hpp"
 #include "app/metrics.hpp"
-#include "serving/handler.hpp"
 #include "protocol/parse.hpp"
+#include "serving/handler.hpp"
 
 namespace app {
 

@@ -13,6 +13,7 @@
 #include "concurrency/run_request.hpp"
 #include "concurrency/thread_set.hpp"
 #include "net/blocking_connection.hpp"
+#include "serving/reply_errors.hpp"
 #include "util/log.hpp"
 
 namespace concurrency {
@@ -56,8 +57,8 @@ class PerClient : public Model {
           open_.erase(fd);
         }
         // The thread limit (ulimit -u, pids.max) came before --max-connections: say so.
-        refuser_.refuse(
-            fd, net::framing_error_reply("Server busy: no thread for the connection; retry later"));
+        refuser_.refuse(fd, net::framing_error_reply(
+                                serving::error_text(serving::ReplyError::NoThreadForConnection)));
       }
     }
     // Wake threads waiting for a next request; one being handled still gets its reply out.

@@ -4,6 +4,7 @@
 #include "concurrency/run_policy.hpp"
 #include "concurrency/thread_set.hpp"
 #include "net/framing.hpp"
+#include "serving/reply_errors.hpp"
 #include "util/log.hpp"
 
 namespace concurrency {
@@ -21,7 +22,7 @@ class RunOnNewThread : public RunPolicy {
       });
     } catch (const boost::thread_resource_error& e) {
       EXCHANGE_LOG(warn) << "cannot start a thread for a request: " << e.what();
-      reply(net::framing_error_reply("Server busy: no thread for the request; retry later"));
+      reply(net::framing_error_reply(serving::error_text(serving::ReplyError::NoThreadForRequest)));
     }
   }
 

@@ -12,6 +12,7 @@
 
 #include "net/framing.hpp"
 #include "protocol/request_shape.hpp"
+#include "serving/reply_errors.hpp"
 #include "util/log.hpp"
 
 namespace concurrency {
@@ -35,9 +36,7 @@ std::chrono::nanoseconds RequestRunner::run(std::string_view payload, serving::H
     handler_.handle(payload, once);
   } catch (const std::exception& e) {
     EXCHANGE_LOG(error) << "a request failed: " << e.what();
-    once(
-        net::framing_error_reply("Internal error: the request failed; query your orders "
-                                 "before retrying"));
+    once(net::framing_error_reply(serving::error_text(serving::ReplyError::HandlerFailed)));
   }
   auto took = std::chrono::steady_clock::now() - start;
   metrics_.completion(took);

@@ -3,8 +3,10 @@
 #include <ctime>
 #include <utility>
 
+#include "app/outcome.hpp"
 #include "exchange/effects.hpp"
 #include "net/framing.hpp"
+#include "serving/reply_errors.hpp"
 
 namespace floor_server {
 
@@ -23,24 +25,10 @@ void FloorHandler::handle(std::string_view payload, Reply done) {
   auto entry = batcher_.submit({0, now, 0, std::string(payload), {}}, exchange::Effects{});
   batcher_.when_durable(
       entry.ticket, [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
-        // The same answers as the server's: only a committed row is acknowledged.
-        switch (outcome) {
-          case store::Outcome::Committed:
-            return done(committed_reply(seq));
-          case store::Outcome::NotApplied:
-            return done(net::framing_error_reply(
-                "Internal error: the request was not journaled (the database write failed); it is "
-                "safe to retry"));
-          case store::Outcome::Fenced:
-            return done(net::framing_error_reply(
-                "Service unavailable: another process took over this database and this floor "
-                "has stepped down; the request was not journaled"));
-          case store::Outcome::Unknown:
-            return done(net::framing_error_reply(
-                "Internal error: the database connection broke while this request was being "
-                "committed, and the database could not be asked whether it was; check before "
-                "retrying"));
-        }
+        // The same answers as the server's (app/outcome.hpp, serving/reply_errors.hpp): only
+        // a committed row is acknowledged.
+        const auto error = app::error_of(app::outcome_of(outcome));
+        done(error ? net::framing_error_reply(serving::error_text(*error)) : committed_reply(seq));
       });
 }
 

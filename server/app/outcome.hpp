@@ -1,0 +1,63 @@
+#pragma once
+// How a request ended: the app layer's one outcome type. The exchange hands it to the request
+// handler, the handler renders the reply from it, and Metrics derives its Prometheus label
+// from it (Metrics::label_of). store::Outcome, the group commit's word for what became of a
+// batch, is a layer below: outcome_of() maps it here, once.
+#include <optional>
+
+#include "serving/reply_errors.hpp"
+#include "store/batcher.hpp"
+
+namespace app {
+
+enum class Outcome {
+  Durable,        // answered with its result (item errors included): all it reflects is committed
+  Rejected,       // refused whole before it ran: malformed, over a parse limit or the memory budget
+  Busy,           // a large request refused: the heavy queue was full, or the server stopped
+  Unavailable,    // the engine is being rebuilt; nothing was applied
+  Fenced,         // another server took over the database; nothing was applied, and this one
+                  // serves nothing more
+  InternalError,  // applying it failed inside the engine; nothing is kept
+  NotApplied,     // its commit failed; nothing is stored, safe to retry
+  Unknown,        // the connection broke during its commit and the outcome is not known
+};
+
+// What the group commit's outcome for a request's batch means for the request.
+constexpr Outcome outcome_of(store::Outcome committed) {
+  switch (committed) {
+    case store::Outcome::Committed:
+      return Outcome::Durable;
+    case store::Outcome::NotApplied:
+      return Outcome::NotApplied;
+    case store::Outcome::Unknown:
+      return Outcome::Unknown;
+    case store::Outcome::Fenced:
+      return Outcome::Fenced;
+  }
+  return Outcome::Unknown;
+}
+
+// The error a request that ended so is answered with; none for Durable (its result is the
+// reply), nor for Rejected and Busy (each has several reasons: the code that refuses names
+// it).
+constexpr std::optional<serving::ReplyError> error_of(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Unavailable:
+      return serving::ReplyError::Unavailable;
+    case Outcome::Fenced:
+      return serving::ReplyError::Fenced;
+    case Outcome::InternalError:
+      return serving::ReplyError::InternalError;
+    case Outcome::NotApplied:
+      return serving::ReplyError::NotApplied;
+    case Outcome::Unknown:
+      return serving::ReplyError::Unknown;
+    case Outcome::Durable:
+    case Outcome::Rejected:
+    case Outcome::Busy:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace app
