@@ -83,8 +83,10 @@ std::string Metrics::prometheus_text() {
   static const char* kRootNames[kRoots] = {"create", "transactions", "invalid"};
   p::header(out, "exchange_requests_total", "counter",
             "Requests answered, by root element and outcome (ok: answered normally, item "
-            "errors included; rejected: refused as a whole; unavailable: the engine was "
-            "reloading; failed: the commit failed or its outcome is unknown).");
+            "errors included; rejected: refused as a whole (malformed, over a limit or the "
+            "memory budget); unavailable: the engine was reloading, the server stepped down, "
+            "or a large request was refused as busy; failed: the commit failed or its outcome "
+            "is unknown).");
   for (int r = 0; r < kRoots; ++r)
     for (int o = 0; o < kLabels; ++o)
       p::sample(out, "exchange_requests_total",
