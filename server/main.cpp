@@ -1,4 +1,4 @@
-// exchange-server: its flags and what it serves (ExchangeService: the exchange loaded from
+// exchange-server: its flags and what it serves (TradingService: the durable engine loaded from
 // PostgreSQL and its request handler). The process around it is cli::serve (cli/serve.hpp):
 // the database's writer lock -> load state -> serve with the chosen concurrency model until
 // SIGINT/SIGTERM -> finish in-flight requests within the grace period -> exit 0 (everything
@@ -12,7 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "app/admission.hpp"
-#include "app/exchange.hpp"
+#include "app/durable_engine.hpp"
 #include "app/health.hpp"
 #include "app/metrics.hpp"
 #include "app/request_handler.hpp"
@@ -264,24 +264,24 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   return true;
 }
 
-// What exchange-server serves: the exchange (app::Exchange: the engine under its lock, the
-// group commit, the projection, the archive of closed orders) loaded from the database, and
-// the request handler in front of it.
-class ExchangeService final : public cli::Service {
+// What exchange-server serves: the durable engine (app::DurableEngine: the engine under its lock,
+// the group commit, the projection, the archive of closed orders) loaded from the database, and the
+// request handler in front of it.
+class TradingService final : public cli::Service {
  public:
-  ExchangeService(const Config& cfg, const cli::Startup& start)
+  TradingService(const Config& cfg, const cli::Startup& start)
       : metrics_(start.metrics),
         health_(start.options.serving.db, start.options.db_timeout,
                 std::chrono::milliseconds(cfg.ready_max_lag_ms)),
-        exchange_(exchange_options(cfg, start), start.metrics, start.shutdown.stop_flag(),
-                  [this] { health_.database_answered(); }),
-        handler_(exchange_, start.metrics, cfg.handler_limits) {
-    exchange_.load(start.db);
+        engine_(engine_options(cfg, start), start.metrics, start.shutdown.stop_flag(),
+                [this] { health_.database_answered(); }),
+        handler_(engine_, start.metrics, cfg.handler_limits) {
+    engine_.load(start.db);
     metrics_.set_db_counters([this] {
-      const auto archive = exchange_.archive_counts();
+      const auto archive = engine_.archive_counts();
       app::Metrics::DbCounters db;
       db.timeouts = static_cast<long>(store::Watchdog::shared().timeouts());
-      db.reconnects = static_cast<long>(exchange_.write_reconnects());
+      db.reconnects = static_cast<long>(engine_.write_reconnects());
       db.archive_statements = static_cast<long>(archive.statements);
       db.archive_orders = static_cast<long>(archive.orders);
       db.archive_refused = static_cast<long>(archive.refused);
@@ -290,7 +290,7 @@ class ExchangeService final : public cli::Service {
       return db;
     });
     metrics_.set_state([this] {
-      auto gauges = exchange_.state();
+      auto gauges = engine_.state();
       handler_.fill(gauges);
       return gauges;
     });
@@ -299,30 +299,30 @@ class ExchangeService final : public cli::Service {
   }
 
   // Before what the metrics read goes away.
-  ~ExchangeService() override {
+  ~TradingService() override {
     metrics_.set_state(nullptr);
     metrics_.set_db_counters(nullptr);
   }
 
   serving::Handler& handler() override { return handler_; }
-  void fence(const std::string& why) override { exchange_.fence(why); }
-  void start() override { exchange_.start(); }
-  void abandon() override { exchange_.abandon(); }
+  void fence(const std::string& why) override { engine_.fence(why); }
+  void start() override { engine_.start(); }
+  void abandon() override { engine_.abandon(); }
   // What the projector has not written yet is in the journal: the next start replays it. A
   // forced shutdown (the database silent) does not wait for it at all.
-  void stop(bool forced) override { exchange_.stop(forced); }
+  void stop(bool forced) override { engine_.stop(forced); }
   app::Health::Status health(bool stopping) override {
-    return health_.status(exchange_.available(), stopping, exchange_.backlog());
+    return health_.status(engine_.available(), stopping, engine_.backlog());
   }
   std::string loaded() override {
-    return std::to_string(exchange_.order_count()) + " orders loaded, next order id " +
-           std::to_string(exchange_.next_order_id());
+    return std::to_string(engine_.order_count()) + " orders loaded, next order id " +
+           std::to_string(engine_.next_order_id());
   }
-  std::string summary() override { return exchange_.summary(); }
+  std::string summary() override { return engine_.summary(); }
 
  private:
-  static app::ExchangeOptions exchange_options(const Config& cfg, const cli::Startup& start) {
-    app::ExchangeOptions o;
+  static app::DurableEngineOptions engine_options(const Config& cfg, const cli::Startup& start) {
+    app::DurableEngineOptions o;
     o.writer_epoch = start.writer_epoch;
     o.conninfo = start.options.serving.db;
     o.db_timeout = start.options.db_timeout;
@@ -337,7 +337,7 @@ class ExchangeService final : public cli::Service {
 
   app::Metrics& metrics_;
   app::Health health_;
-  app::Exchange exchange_;
+  app::DurableEngine engine_;
   app::RequestHandler handler_;
 };
 
@@ -375,6 +375,6 @@ int main(int argc, char** argv) {
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
   cfg.handler_limits.parse = cfg.parse_limits;
   return cli::serve(serve_options(cfg), [&cfg](const cli::Startup& start) {
-    return std::make_unique<ExchangeService>(cfg, start);
+    return std::make_unique<TradingService>(cfg, start);
   });
 }

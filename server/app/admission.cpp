@@ -43,7 +43,7 @@ std::string Admission::refuse(std::size_t index, std::string why) {
   return why;
 }
 
-std::string Admission::create_account(std::size_t index, const exchange::Engine& engine,
+std::string Admission::create_account(std::size_t index, const market::Engine& engine,
                                       const std::string& account) {
   if (replaying_) return replay_refused_.count(index) ? "refused by the live run" : "";
   if (!engine.has_account(account) && engine.account_count() >= limits_.max_accounts)
@@ -52,7 +52,7 @@ std::string Admission::create_account(std::size_t index, const exchange::Engine&
   return {};
 }
 
-std::string Admission::add_shares(std::size_t index, const exchange::Engine& engine,
+std::string Admission::add_shares(std::size_t index, const market::Engine& engine,
                                   const std::string& symbol) {
   if (replaying_) return replay_refused_.count(index) ? "refused by the live run" : "";
   if (!engine.has_symbol(symbol) && engine.symbol_count() >= limits_.max_symbols)
@@ -61,9 +61,9 @@ std::string Admission::add_shares(std::size_t index, const exchange::Engine& eng
   return {};
 }
 
-std::string Admission::place_order(std::size_t index, const exchange::Engine& engine,
+std::string Admission::place_order(std::size_t index, const market::Engine& engine,
                                    const std::string& account, const std::string& symbol,
-                                   exchange::Decimal amount, exchange::Decimal limit) {
+                                   market::Decimal amount, market::Decimal limit) {
   if (replaying_) return replay_refused_.count(index) ? "refused by the live run" : "";
   const auto ahead = engine.look_ahead(symbol, amount, limit, executions_left_);
   if (ahead.executions > executions_left_)

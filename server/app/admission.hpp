@@ -11,8 +11,8 @@
 #include <string>
 #include <unordered_set>
 
-#include "exchange/decimal.hpp"
-#include "exchange/engine.hpp"
+#include "market/decimal.hpp"
+#include "market/engine.hpp"
 #include "protocol/reply_bound.hpp"
 
 namespace app {
@@ -45,14 +45,14 @@ class Admission {
 
   // Each check is for the child at `index` (its position in Command::creates or
   // Command::transactions) and returns why it is refused, or an empty string.
-  std::string create_account(std::size_t index, const exchange::Engine& engine,
+  std::string create_account(std::size_t index, const market::Engine& engine,
                              const std::string& account);
-  std::string add_shares(std::size_t index, const exchange::Engine& engine,
+  std::string add_shares(std::size_t index, const market::Engine& engine,
                          const std::string& symbol);
   // Counts the executions the order would cause against the request's budget.
-  std::string place_order(std::size_t index, const exchange::Engine& engine,
+  std::string place_order(std::size_t index, const market::Engine& engine,
                           const std::string& account, const std::string& symbol,
-                          exchange::Decimal amount, exchange::Decimal limit);
+                          market::Decimal amount, market::Decimal limit);
   // A <status> or <canceled> with `fills` executions: counts its bytes against the reply's
   // budget. For a cancel, call it before cancelling.
   std::string reply_status(std::size_t index, std::size_t fills);

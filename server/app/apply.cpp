@@ -15,8 +15,8 @@ ResultItem error(const protocol::Attributes& attrs, std::string message) {
   return r;
 }
 
-ResultItem apply_create(std::size_t index, const CreateItem& item, exchange::Engine& engine,
-                        exchange::Effects& fx, Admission& admission) {
+ResultItem apply_create(std::size_t index, const CreateItem& item, market::Engine& engine,
+                        market::Effects& fx, Admission& admission) {
   if (!item.invalid.empty()) return error(item.echo, item.invalid);
   const bool account = item.kind == CreateItem::Kind::Account;
   std::string why = account ? admission.create_account(index, engine, item.account)
@@ -32,9 +32,8 @@ ResultItem apply_create(std::size_t index, const CreateItem& item, exchange::Eng
 }
 
 ResultItem apply_transaction(std::size_t index, const std::string& account,
-                             const TransactionItem& item, exchange::Engine& engine,
-                             std::int64_t now, exchange::Effects& fx, Admission& admission,
-                             bool& needs_archive) {
+                             const TransactionItem& item, market::Engine& engine, std::int64_t now,
+                             market::Effects& fx, Admission& admission, bool& needs_archive) {
   if (!item.invalid.empty()) return error(item.echo, item.invalid);
   ResultItem r;
   switch (item.kind) {
@@ -50,13 +49,13 @@ ResultItem apply_transaction(std::size_t index, const std::string& account,
       return r;
     }
     case TransactionItem::Kind::Query: {
-      const exchange::Order* order =
+      const market::Order* order =
           item.order_id_exists ? engine.find_own_order(account, item.order_id) : nullptr;
       r.kind = ResultItem::Kind::Status;
       if (order) {
         std::string why = admission.reply_status(index, order->fills.size());
         if (!why.empty()) return error(item.echo, why);
-        r.status = exchange::Engine::status_of(*order);
+        r.status = market::Engine::status_of(*order);
       } else if (item.order_id_exists && engine.was_assigned(item.order_id) &&
                  !engine.holds_order(item.order_id)) {
         needs_archive = true;  // closed and no longer in memory: ask the database
@@ -68,7 +67,7 @@ ResultItem apply_transaction(std::size_t index, const std::string& account,
     case TransactionItem::Kind::Cancel: {
       if (!item.order_id_exists) return error(item.echo, kNoSuchOrder);
       // Its reply lists the order's executions: within the reply's budget, or not cancelled.
-      const exchange::Order* order = engine.find_own_order(account, item.order_id);
+      const market::Order* order = engine.find_own_order(account, item.order_id);
       if (order && order->is_open()) {
         std::string why = admission.reply_status(index, order->fills.size());
         if (!why.empty()) return error(item.echo, why);
@@ -86,8 +85,8 @@ ResultItem apply_transaction(std::size_t index, const std::string& account,
 
 }  // namespace
 
-Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
-              exchange::Effects& fx, Admission& admission) {
+Applied apply(const protocol::Command& cmd, market::Engine& engine, std::int64_t now,
+              market::Effects& fx, Admission& admission) {
   Applied applied;
   protocol::Result& result = applied.result;
   switch (cmd.kind) {

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "app/admission.hpp"
-#include "exchange/effects.hpp"
-#include "exchange/engine.hpp"
+#include "market/effects.hpp"
+#include "market/engine.hpp"
 #include "protocol/command.hpp"
 #include "protocol/result.hpp"
 
@@ -18,7 +18,7 @@ struct Applied {
   struct ArchiveLookup {
     std::size_t index;  // in result.items
     std::size_t child;  // in the command (Admission's index)
-    exchange::OrderId id;
+    market::OrderId id;
   };
   std::vector<ArchiveLookup> archive_lookups;
 };
@@ -28,7 +28,7 @@ inline constexpr const char* kNoSuchOrder = "No such order for this account";
 
 // `admission` decides whether each child may be applied (limits live, the live run's refusals
 // in a replay); an archived order's status is checked against it when it is read.
-Applied apply(const protocol::Command& cmd, exchange::Engine& engine, std::int64_t now,
-              exchange::Effects& fx, Admission& admission);
+Applied apply(const protocol::Command& cmd, market::Engine& engine, std::int64_t now,
+              market::Effects& fx, Admission& admission);
 
 }  // namespace app

@@ -5,8 +5,8 @@
 
 namespace app {
 
-std::vector<exchange::OrderId> archive_ids(const Applied& applied) {
-  std::vector<exchange::OrderId> ids;
+std::vector<market::OrderId> archive_ids(const Applied& applied) {
+  std::vector<market::OrderId> ids;
   ids.reserve(applied.archive_lookups.size());
   for (const auto& lookup : applied.archive_lookups) ids.push_back(lookup.id);
   std::sort(ids.begin(), ids.end());

@@ -11,7 +11,7 @@
 namespace app {
 
 // The distinct ids the placeholders ask about (a request may query one order twice).
-std::vector<exchange::OrderId> archive_ids(const Applied& applied);
+std::vector<market::OrderId> archive_ids(const Applied& applied);
 
 // Fills every placeholder from `answer`: the order's stored status, "No such order for this
 // account" for an id the account does not own, or why nothing could be read: the archive was

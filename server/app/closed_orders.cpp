@@ -2,11 +2,11 @@
 
 namespace app {
 
-void ClosedOrders::note(const exchange::Effects& fx, std::int64_t seq) {
-  for (exchange::OrderId id : exchange::Engine::closed_orders(fx)) queue_.push_back({id, seq});
+void ClosedOrders::note(const market::Effects& fx, std::int64_t seq) {
+  for (market::OrderId id : market::Engine::closed_orders(fx)) queue_.push_back({id, seq});
 }
 
-void ClosedOrders::forget_projected(exchange::Engine& engine, std::int64_t projected_through) {
+void ClosedOrders::forget_projected(market::Engine& engine, std::int64_t projected_through) {
   while (queue_.size() > keep_ && queue_.front().seq <= projected_through) {
     engine.forget(queue_.front().id);
     queue_.pop_front();

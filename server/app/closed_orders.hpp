@@ -9,7 +9,7 @@
 #include <deque>
 #include <vector>
 
-#include "exchange/engine.hpp"
+#include "market/engine.hpp"
 
 namespace app {
 
@@ -17,20 +17,20 @@ class ClosedOrders {
  public:
   explicit ClosedOrders(std::size_t keep) : keep_(keep) {}
 
-  // The orders a request's effects `fx` closed (exchange::Engine::closed_orders), readable from
-  // the tables once its journal entry `seq` is projected. The live path (app/exchange.cpp) and
-  // the replay (app/replay.cpp) both note through this.
-  void note(const exchange::Effects& fx, std::int64_t seq);
+  // The orders a request's effects `fx` closed (market::Engine::closed_orders), readable from
+  // the tables once its journal entry `seq` is projected. The live path (app/durable_engine.cpp)
+  // and the replay (app/replay.cpp) both note through this.
+  void note(const market::Effects& fx, std::int64_t seq);
   // Drops the oldest queued orders from `engine` while more than `keep` are queued and the
   // projection holds them (`projected_through`).
-  void forget_projected(exchange::Engine& engine, std::int64_t projected_through);
+  void forget_projected(market::Engine& engine, std::int64_t projected_through);
   // The engine was emptied: nothing queued refers to it any more.
   void clear() { queue_.clear(); }
   std::size_t size() const { return queue_.size(); }
 
  private:
   struct Closed {
-    exchange::OrderId id;
+    market::OrderId id;
     std::int64_t seq;
   };
   std::size_t keep_;

@@ -16,7 +16,7 @@
 
 namespace app {
 
-// How far the work behind the replies is behind (app::Exchange::backlog()).
+// How far the work behind the replies is behind (app::DurableEngine::backlog()).
 struct Backlog {
   std::size_t unprojected_rows = 0;
   std::chrono::milliseconds oldest_unprojected{0};

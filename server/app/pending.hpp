@@ -1,5 +1,5 @@
 #pragma once
-// A submitted request's result on its way (Exchange::submit): it ends once, with an Outcome
+// A submitted request's result on its way (DurableEngine::submit): it ends once, with an Outcome
 // and, if Durable, the reply prepared from the result. The caller attaches one continuation
 // (then) or, in tests, waits for it (wait). Whichever comes first, the end or the
 // continuation, the other runs it: on the submitting thread if the request ended at once

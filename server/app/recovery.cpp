@@ -9,14 +9,14 @@
 #include <chrono>
 #include <mutex>
 
-#include "app/exchange.hpp"
+#include "app/durable_engine.hpp"
 #include "app/replay.hpp"
 #include "store/database.hpp"
 #include "util/log.hpp"
 
 namespace app {
 
-void Exchange::recover(store::Ticket failed, store::Outcome outcome) {
+void DurableEngine::recover(store::Ticket failed, store::Outcome outcome) {
   // First, so that requests arriving meanwhile get the same answer as the failed ones.
   if (outcome == store::Outcome::Fenced) fence(batcher_.fenced_why());
   std::vector<std::function<void()>> failed_requests;

@@ -24,8 +24,7 @@ constexpr std::size_t kMaxPendingDuringReplay = store::Projector::kWarnPendingRo
 
 }  // namespace
 
-void replay_entry(const store::JournalEntry& entry, exchange::Engine& engine,
-                  exchange::Effects& fx) {
+void replay_entry(const store::JournalEntry& entry, market::Engine& engine, market::Effects& fx) {
   if (engine.next_order_id() != entry.first_order_id)
     diverged(entry, "next order id is " + std::to_string(engine.next_order_id()) +
                         ", the live server's was " + std::to_string(entry.first_order_id));
@@ -46,7 +45,7 @@ void replay_entry(const store::JournalEntry& entry, exchange::Engine& engine,
   if (fx.empty()) diverged(entry, "the request changed nothing");
 }
 
-Loaded load_state(store::Database& db, exchange::Engine& engine, ClosedOrders& closed,
+Loaded load_state(store::Database& db, market::Engine& engine, ClosedOrders& closed,
                   store::Projector& projector) {
   const auto started = std::chrono::steady_clock::now();
   projector.discard_queue();
@@ -71,7 +70,7 @@ Loaded load_state(store::Database& db, exchange::Engine& engine, ClosedOrders& c
     });
     store::Batch chunk;
     for (const store::JournalEntry& entry : entries) {
-      exchange::Effects fx;
+      market::Effects fx;
       replay_entry(entry, engine, fx);
       closed.note(fx, entry.seq);
       chunk.merge(std::move(fx));

@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "app/closed_orders.hpp"
-#include "exchange/effects.hpp"
-#include "exchange/engine.hpp"
+#include "market/effects.hpp"
+#include "market/engine.hpp"
 #include "store/database.hpp"
 #include "store/journal.hpp"
 #include "store/projector.hpp"
@@ -16,8 +16,7 @@ namespace app {
 
 // Applies one journal entry. Throws std::runtime_error if the replay diverges from the live
 // run (another next order id, a request that no longer parses or changes nothing).
-void replay_entry(const store::JournalEntry& entry, exchange::Engine& engine,
-                  exchange::Effects& fx);
+void replay_entry(const store::JournalEntry& entry, market::Engine& engine, market::Effects& fx);
 
 struct Loaded {
   std::int64_t last_seq = 0;  // the largest journal seq: new requests continue after it
@@ -29,7 +28,7 @@ struct Loaded {
 // journal after its position, and hands the replay's effects to the projector so the tables
 // catch up; `closed` is emptied and refilled with the replay's closed orders. Waits for the
 // projector only if very far behind. Logs progress.
-Loaded load_state(store::Database& db, exchange::Engine& engine, ClosedOrders& closed,
+Loaded load_state(store::Database& db, market::Engine& engine, ClosedOrders& closed,
                   store::Projector& projector);
 
 }  // namespace app

@@ -40,12 +40,12 @@ Metrics::Root root_of(const protocol::Command& cmd) {
 
 }  // namespace
 
-RequestHandler::RequestHandler(Exchange& exchange, Metrics& metrics, HandlerLimits limits)
-    : exchange_(exchange),
+RequestHandler::RequestHandler(DurableEngine& engine, Metrics& metrics, HandlerLimits limits)
+    : engine_(engine),
       metrics_(metrics),
       parse_limits_(limits.parse),
       memory_(limits.max_memory_bytes),
-      heavy_(limits.heavy, [&exchange] { return exchange.projection_behind(); }) {}
+      heavy_(limits.heavy, [&engine] { return engine.projection_behind(); }) {}
 
 void RequestHandler::handle(std::string_view payload, Reply done) {
   if (!heavy_.is_heavy(payload.size())) return run(payload, std::move(done));
@@ -101,7 +101,7 @@ void RequestHandler::run(std::string_view payload, Reply done) {
     metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);
     return done(error_reply(serving::ReplyError::OverMemory));
   }
-  exchange_
+  engine_
       .submit(cmd, payload, [](const protocol::Result& result) { return protocol::render(result); })
       .then([&metrics = metrics_, root, started, done = std::move(done)](Outcome outcome,
                                                                          std::string xml) {

@@ -1,9 +1,9 @@
 #pragma once
 // One request's way through the server, whatever the threads and sockets: parse, submit to the
-// exchange, render. The exchange decides when the reply may leave (once what it reflects is
-// durable) and ends the app::Pending that submit returned; the continuation this attaches to it
-// is the one place a reply is made from its outcome (the prepared document, or the outcome's
-// error from serving/reply_errors.hpp) and counted.
+// durable engine, render. The durable engine decides when the reply may leave (once what it
+// reflects is durable) and ends the app::Pending that submit returned; the continuation this
+// attaches to it is the one place a reply is made from its outcome (the prepared document, or the
+// outcome's error from serving/reply_errors.hpp) and counted.
 //
 // Before that, two guards that cost nothing to a light request: heavy requests (by size) go
 // one at a time through HeavyRequests, and while the process is over its memory budget a
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "app/exchange.hpp"
+#include "app/durable_engine.hpp"
 #include "app/heavy_requests.hpp"
 #include "app/memory_budget.hpp"
 #include "app/metrics.hpp"
@@ -29,7 +29,7 @@ struct HandlerLimits {
 class RequestHandler final : public serving::Handler {
  public:
   // `metrics` counts every answered request by root and outcome, with its latency.
-  RequestHandler(Exchange& exchange, Metrics& metrics, HandlerLimits limits = {});
+  RequestHandler(DurableEngine& engine, Metrics& metrics, HandlerLimits limits = {});
 
   void handle(std::string_view payload, Reply done) override;
 
@@ -40,7 +40,7 @@ class RequestHandler final : public serving::Handler {
   // Parses and submits; `done` as for handle().
   void run(std::string_view payload, Reply done);
 
-  Exchange& exchange_;
+  DurableEngine& engine_;
   Metrics& metrics_;
   const protocol::ParseLimits parse_limits_;
   MemoryBudget memory_;

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "app/outcome.hpp"
-#include "exchange/effects.hpp"
+#include "market/effects.hpp"
 #include "net/framing.hpp"
 #include "serving/reply_errors.hpp"
 
@@ -22,7 +22,7 @@ void FloorHandler::handle(std::string_view payload, Reply done) {
   // is all the ordering a journal of opaque payloads needs. first_order_id 0 marks a floor row
   // (the engine's ids start at 1), so an exchange-server replaying this journal refuses it.
   const std::int64_t now = std::time(nullptr);
-  auto entry = batcher_.submit({0, now, 0, std::string(payload), {}}, exchange::Effects{});
+  auto entry = batcher_.submit({0, now, 0, std::string(payload), {}}, market::Effects{});
   batcher_.when_durable(
       entry.ticket, [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
         // The same answers as the server's (app/outcome.hpp, serving/reply_errors.hpp): only

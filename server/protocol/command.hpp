@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "exchange/decimal.hpp"
-#include "exchange/types.hpp"
+#include "market/decimal.hpp"
+#include "market/types.hpp"
 
 namespace protocol {
 
@@ -19,19 +19,19 @@ struct CreateItem {
   Attributes echo;      // what a reply for this item carries: id, or sym and id
   std::string invalid;  // non-empty: the error to reply, nothing is applied
   std::string account;
-  std::string symbol;        // Position only
-  exchange::Decimal amount;  // Account: balance; Position: shares
+  std::string symbol;      // Position only
+  market::Decimal amount;  // Account: balance; Position: shares
 };
 
 struct TransactionItem {
   enum class Kind { Order, Query, Cancel };
   Kind kind = Kind::Order;
-  Attributes echo;                  // the child's own attributes
-  std::string invalid;              // non-empty: the error to reply, nothing is applied
-  std::string symbol;               // Order
-  exchange::Decimal amount, limit;  // Order
-  exchange::OrderId order_id = 0;   // Query, Cancel
-  bool order_id_exists = true;      // false when the id cannot name any order (too large)
+  Attributes echo;                // the child's own attributes
+  std::string invalid;            // non-empty: the error to reply, nothing is applied
+  std::string symbol;             // Order
+  market::Decimal amount, limit;  // Order
+  market::OrderId order_id = 0;   // Query, Cancel
+  bool order_id_exists = true;    // false when the id cannot name any order (too large)
 };
 
 struct Command {

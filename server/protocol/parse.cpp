@@ -11,7 +11,7 @@
 namespace protocol {
 namespace {
 
-using exchange::Decimal;
+using market::Decimal;
 
 bool all_of(std::string_view s, bool (*pred)(char)) {
   if (s.empty()) return false;
@@ -110,7 +110,7 @@ void parse_order_id(std::string_view text, TransactionItem& item) {
     item.order_id_exists = false;
     return;
   }
-  exchange::OrderId id = 0;
+  market::OrderId id = 0;
   for (char c : digits) id = id * 10 + (c - '0');
   item.order_id = id;
 }

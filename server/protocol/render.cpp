@@ -18,12 +18,12 @@ void open_tag(std::string& out, const char* name, const Attributes& attrs) {
   }
 }
 
-void append_fills(std::string& out, const exchange::OrderStatus& s) {
+void append_fills(std::string& out, const market::OrderStatus& s) {
   if (s.canceled_shares) {
     out += "    <canceled shares=\"" + s.canceled_shares->to_string() + "\" time=\"" +
            std::to_string(s.canceled_at) + "\"/>\n";
   }
-  for (const exchange::Fill& f : s.fills) {
+  for (const market::Fill& f : s.fills) {
     out += "    <executed shares=\"" + f.shares.to_string() + "\" price=\"" + f.price.to_string() +
            "\" time=\"" + std::to_string(f.time) + "\"/>\n";
   }

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "exchange/types.hpp"
+#include "market/types.hpp"
 #include "protocol/command.hpp"
 
 namespace protocol {
@@ -12,8 +12,8 @@ struct ResultItem {
   enum class Kind { Created, Opened, Status, Canceled, Error };
   Kind kind = Kind::Error;
   Attributes attrs;
-  std::string message;           // Error
-  exchange::OrderStatus status;  // Status, Canceled
+  std::string message;         // Error
+  market::OrderStatus status;  // Status, Canceled
 };
 
 struct Result {

@@ -26,17 +26,17 @@ ORDER BY o.id, e.id
 
 }  // namespace
 
-std::map<exchange::OrderId, exchange::OrderStatus> Database::find_orders(
-    const std::string& account, const std::vector<exchange::OrderId>& ids) {
+std::map<market::OrderId, market::OrderStatus> Database::find_orders(
+    const std::string& account, const std::vector<market::OrderId>& ids) {
   ArrayLiteral id_array;
-  for (exchange::OrderId id : ids) id_array.add(id);
+  for (market::OrderId id : ids) id_array.add(id);
   return bounded("reading archived orders", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);
-    std::map<exchange::OrderId, exchange::OrderStatus> found;
+    std::map<market::OrderId, market::OrderStatus> found;
     for (const auto& row : tx.exec_params(kFindOrders, id_array.done(), account)) {
-      const exchange::OrderId id = row[0].as<std::int64_t>();
+      const market::OrderId id = row[0].as<std::int64_t>();
       auto [at, first_row] = found.try_emplace(id);
-      exchange::OrderStatus& status = at->second;
+      market::OrderStatus& status = at->second;
       if (first_row) {
         status.id = id;
         // open_amount is what is still open or, once canceled, what the cancel took.

@@ -4,20 +4,20 @@ namespace store {
 
 namespace {
 
-std::size_t rows_of(const exchange::Effects& fx) {
+std::size_t rows_of(const market::Effects& fx) {
   return fx.symbols.size() + fx.accounts.size() + fx.positions.size() + fx.orders.size() +
          fx.executions.size();
 }
 
 }  // namespace
 
-void Batch::merge(exchange::Effects&& fx) {
+void Batch::merge(market::Effects&& fx) {
   ++requests;
   rows += rows_of(fx);
   merge_rows(std::move(fx));
 }
 
-void Batch::add(exchange::Effects&& fx) {
+void Batch::add(market::Effects&& fx) {
   ++requests;
   rows += rows_of(fx);
   unmerged.push_back(std::move(fx));
@@ -28,7 +28,7 @@ void Batch::fold() {
   unmerged.clear();
 }
 
-void Batch::merge_rows(exchange::Effects&& fx) {
+void Batch::merge_rows(market::Effects&& fx) {
   for (auto& s : fx.symbols) symbols.insert(std::move(s));
   for (auto& a : fx.accounts) accounts[a.id] = std::move(a);
   for (auto& p : fx.positions) positions[{p.account, p.symbol}] = std::move(p);

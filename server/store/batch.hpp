@@ -10,30 +10,30 @@
 #include <utility>
 #include <vector>
 
-#include "exchange/effects.hpp"
+#include "market/effects.hpp"
 #include "store/journal.hpp"
 
 namespace store {
 
 struct Batch {
   std::set<std::string> symbols;
-  std::unordered_map<std::string, exchange::AccountRow> accounts;
-  std::map<std::pair<std::string, std::string>, exchange::PositionRow> positions;
-  std::unordered_map<exchange::OrderId, exchange::OrderRow> orders;
-  std::vector<exchange::ExecutionRow> executions;
+  std::unordered_map<std::string, market::AccountRow> accounts;
+  std::map<std::pair<std::string, std::string>, market::PositionRow> positions;
+  std::unordered_map<market::OrderId, market::OrderRow> orders;
+  std::vector<market::ExecutionRow> executions;
   std::vector<JournalEntry> journal;  // in seq order
   // Requests' effects not merged into the rows above yet (add()): appending is all the group
   // commit does under the engine lock; the projector's thread merges them (fold()).
-  std::vector<exchange::Effects> unmerged;
+  std::vector<market::Effects> unmerged;
   std::size_t requests = 0;
   // Rows as the requests produced them, before merging: what the batch holds in memory, and
   // at most what the projection writes for it.
   std::size_t rows = 0;
 
   // One request's effects, merged into the rows now.
-  void merge(exchange::Effects&& fx);
+  void merge(market::Effects&& fx);
   // One request's effects, kept aside until fold() (cheap: a move).
-  void add(exchange::Effects&& fx);
+  void add(market::Effects&& fx);
   // Merges what add() kept aside, in order.
   void fold();
   // Appends a later batch: its rows supersede ours, its executions and journal follow ours.
@@ -42,7 +42,7 @@ struct Batch {
   bool empty() const { return requests == 0; }
 
  private:
-  void merge_rows(exchange::Effects&& fx);
+  void merge_rows(market::Effects&& fx);
 };
 
 }  // namespace store

@@ -25,7 +25,7 @@ void Batcher::stop() {
   if (writer_.joinable()) writer_.join();
 }
 
-Batcher::Submitted Batcher::submit(JournalEntry&& entry, exchange::Effects&& fx) {
+Batcher::Submitted Batcher::submit(JournalEntry&& entry, market::Effects&& fx) {
   std::lock_guard<std::mutex> lock(mutex_);
   entry.seq = next_seq_++;
   const std::int64_t seq = entry.seq;

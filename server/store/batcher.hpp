@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "exchange/effects.hpp"
+#include "market/effects.hpp"
 #include "store/batch.hpp"
 
 namespace store {
@@ -71,7 +71,7 @@ class Batcher {
     Ticket ticket;
     std::int64_t seq;
   };
-  Submitted submit(JournalEntry&& entry, exchange::Effects&& fx);
+  Submitted submit(JournalEntry&& entry, market::Effects&& fx);
   // Under the engine's exclusive lock: the seq the next submit() will get.
   std::int64_t next_seq();
   // Under the engine's exclusive lock, after the engine was (re)loaded: the next request gets

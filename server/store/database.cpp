@@ -103,12 +103,12 @@ void Database::reset() {
   });
 }
 
-std::int64_t Database::load(exchange::Engine& engine) {
+std::int64_t Database::load(market::Engine& engine) {
   // Reading the whole projection takes longer than a commit, legitimately.
   return bounded("loading the state", timeout_ * 10, [&] { return load_unbounded(engine); });
 }
 
-std::int64_t Database::load_unbounded(exchange::Engine& engine) {
+std::int64_t Database::load_unbounded(market::Engine& engine) {
   // One snapshot for all tables, so the state loaded is one the server once committed.
   pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*conn_);
   for (const auto& row : tx.exec("SELECT sym FROM symbols")) engine.load_symbol(row[0].c_str());
@@ -247,7 +247,7 @@ void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_
       else
         c.o_canceled.add_null();
     });
-    take(exe_it, batch.executions.end(), n, [&](const exchange::ExecutionRow& row) {
+    take(exe_it, batch.executions.end(), n, [&](const market::ExecutionRow& row) {
       c.e_id.add(row.id);
       c.e_buy.add(row.buy_order);
       c.e_sell.add(row.sell_order);

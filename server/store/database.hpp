@@ -16,7 +16,7 @@
 
 #include <pqxx/connection>
 
-#include "exchange/engine.hpp"
+#include "market/engine.hpp"
 #include "store/batch.hpp"
 #include "store/fenced.hpp"
 
@@ -68,13 +68,13 @@ class Database {
   void reset();
   // Fills an empty engine with the projection (the SQL tables) and returns the journal seq it
   // reflects; the journal after it is still to be replayed (app::load_state does both).
-  std::int64_t load(exchange::Engine& engine);
+  std::int64_t load(market::Engine& engine);
   // Prepares the projection write; call once the schema exists.
   void prepare_writes();
   // The archive (store/archive_sql.cpp): the stored status of each of `ids` that belongs to
   // `account` (the others are absent), in one statement however many ids there are.
-  std::map<exchange::OrderId, exchange::OrderStatus> find_orders(
-      const std::string& account, const std::vector<exchange::OrderId>& ids);
+  std::map<market::OrderId, market::OrderStatus> find_orders(
+      const std::string& account, const std::vector<market::OrderId>& ids);
   // Projects a batch's effects into the SQL tables in one transaction and sets
   // projection_position to `through_seq` with them: one statement (one round trip) for up to
   // kProjectionRowsPerStatement rows of each table, more statements for a bigger batch, each
@@ -124,7 +124,7 @@ class Database {
  private:
   // Runs `call` under the watchdog for `limit`; marks the connection broken if it fails or
   // the watchdog fired, and turns a fired watchdog's error into DatabaseTimeout.
-  std::int64_t load_unbounded(exchange::Engine& engine);
+  std::int64_t load_unbounded(market::Engine& engine);
   template <typename Call>
   auto bounded(const char* what, std::chrono::milliseconds limit, Call&& call);
   // The error for a write that found writer_epoch moved on from `ours`: names the writer now

@@ -7,7 +7,7 @@
 
 #include <pqxx/pqxx>
 
-#include "exchange/decimal.hpp"
+#include "market/decimal.hpp"
 #include "store/database.hpp"
 #include "store/watchdog.hpp"
 
@@ -38,8 +38,8 @@ auto Database::bounded(const char* what, std::chrono::milliseconds limit, Call&&
 }
 
 // A NUMERIC column's value.
-inline exchange::Decimal decimal(const pqxx::field& f) {
-  return exchange::Decimal::parse_stored(f.c_str());
+inline market::Decimal decimal(const pqxx::field& f) {
+  return market::Decimal::parse_stored(f.c_str());
 }
 
 // Builds a PostgreSQL array literal, quoting every element.
@@ -54,7 +54,7 @@ class ArrayLiteral {
     }
     text_ += '"';
   }
-  void add(exchange::Decimal value) { add(value.to_string()); }
+  void add(market::Decimal value) { add(value.to_string()); }
   void add(std::int64_t value) {
     separate();
     text_ += std::to_string(value);

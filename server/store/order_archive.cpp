@@ -15,7 +15,7 @@ OrderArchive::OrderArchive(Options options)
 
 OrderArchive::~OrderArchive() { stop(); }
 
-void OrderArchive::find(std::string account, std::vector<exchange::OrderId> ids, Done done) {
+void OrderArchive::find(std::string account, std::vector<market::OrderId> ids, Done done) {
   Answer refused;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "exchange/types.hpp"
+#include "market/types.hpp"
 #include "store/database.hpp"
 
 namespace store {
@@ -46,7 +46,7 @@ class OrderArchive {
       Failed,  // PostgreSQL could not be read, or the archive has stopped; `error` says why
     };
     Kind kind = Kind::Found;
-    std::map<exchange::OrderId, exchange::OrderStatus> orders;
+    std::map<market::OrderId, market::OrderStatus> orders;
     std::string error;
   };
   using Done = std::function<void(Answer)>;
@@ -59,7 +59,7 @@ class OrderArchive {
   // Reads the statuses of `ids` that belong to `account` on an archive thread and calls `done`
   // there; if the lookup is refused (Busy, or Failed after stop()), calls it at once on this
   // thread. Thread-safe.
-  void find(std::string account, std::vector<exchange::OrderId> ids, Done done);
+  void find(std::string account, std::vector<market::OrderId> ids, Done done);
   // Answers what is queued, then closes the connections and joins the threads; later lookups
   // are refused. Idempotent.
   void stop();
@@ -80,7 +80,7 @@ class OrderArchive {
  private:
   struct Lookup {
     std::string account;
-    std::vector<exchange::OrderId> ids;
+    std::vector<market::OrderId> ids;
     Done done;
   };
   void run();

@@ -10,7 +10,7 @@
 //
 // Everything here is counted in rows (what the requests produced, before merging), the unit of
 // both memory and database work. Past kWarnPendingRows the log says so every 10 s. The queue
-// is bounded by whoever feeds it: app::Exchange pauses its commits while the projection lags
+// is bounded by whoever feeds it: app::DurableEngine pauses its commits while the projection lags
 // too far (wait_pending_below), and so does a start-up or reload replay.
 //
 // Its writes carry the writer epoch (store/writer_lock.hpp). Once one is fenced (another

@@ -14,13 +14,13 @@
 #include "support/test_database.hpp"
 
 using namespace testing_support;
-using exchange::Decimal;
+using market::Decimal;
 
 namespace {
 
 // A batch of one journal entry: creating account `id`.
 store::Batch account_batch(std::int64_t seq, const std::string& id) {
-  exchange::Effects fx;
+  market::Effects fx;
   fx.accounts.push_back({id, Decimal::from_int(1), Decimal::from_int(1)});
   store::Batch batch;
   batch.journal.push_back(

@@ -21,7 +21,7 @@
 #include "support/wire_client.hpp"
 
 using namespace testing_support;
-using exchange::Decimal;
+using market::Decimal;
 
 namespace {
 
@@ -130,14 +130,14 @@ TEST_CASE("journal: replaying the whole journal into an empty engine gives the l
   }
   check_projection_complete();
 
-  exchange::Engine replayed;
+  market::Engine replayed;
   store::Database db(database_url());
   std::int64_t after = 0, entries = 0;
   for (;;) {
     auto chunk = db.read_journal(after, 1000);
     if (chunk.empty()) break;
     for (const auto& entry : chunk) {
-      exchange::Effects fx;
+      market::Effects fx;
       app::replay_entry(entry, replayed, fx);
     }
     after = chunk.back().seq;
@@ -150,13 +150,13 @@ TEST_CASE("journal: replaying the whole journal into an empty engine gives the l
   pqxx::nontransaction tx(conn);
   int accounts = 0, positions = 0;
   for (const auto& row : tx.exec("SELECT id, balance FROM accounts")) {
-    const exchange::Account* acct = replayed.account(row[0].c_str());
+    const market::Account* acct = replayed.account(row[0].c_str());
     REQUIRE(acct);
     CHECK(acct->cash.to_string() == Decimal::parse_stored(row[1].c_str()).to_string());
     ++accounts;
   }
   for (const auto& row : tx.exec("SELECT account_id, symbol, amount FROM positions")) {
-    const exchange::Account* acct = replayed.account(row[0].c_str());
+    const market::Account* acct = replayed.account(row[0].c_str());
     REQUIRE(acct);
     auto pos = acct->positions.find(row[1].c_str());
     REQUIRE(pos != acct->positions.end());
@@ -171,7 +171,7 @@ TEST_CASE("journal: replaying the whole journal into an empty engine gives the l
   int compared = 0;
   for (const auto& [account, xml] : status_queries()) {
     std::string live = send_request(server.port(), xml);
-    exchange::Effects none;
+    market::Effects none;
     app::Admission admission = app::Admission::live(app::Limits{}, xml.size());
     app::Applied mine =
         app::apply(protocol::parse(xml, protocol::ParseLimits{}), replayed, 0, none, admission);

@@ -17,13 +17,13 @@
 
 using namespace testing_support;
 using namespace std::chrono_literals;
-using exchange::Decimal;
+using market::Decimal;
 
 namespace {
 
 // One request's effects: account `id` with `balance`.
 store::Batch account_batch(const std::string& id, int balance) {
-  exchange::Effects fx;
+  market::Effects fx;
   fx.accounts.push_back({id, Decimal::from_int(balance), Decimal::from_int(balance)});
   store::Batch batch;
   batch.merge(std::move(fx));

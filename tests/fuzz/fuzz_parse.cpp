@@ -14,25 +14,24 @@
 
 namespace {
 
-exchange::Engine make_engine() {
-  exchange::Engine engine;
-  exchange::Effects fx;
-  engine.create_account("1", exchange::Decimal::from_int(1000000), fx);
-  engine.create_account("2", exchange::Decimal::from_int(1000000), fx);
-  engine.add_shares("X", "1", exchange::Decimal::from_int(1000), fx);
-  engine.add_shares("X", "2", exchange::Decimal::from_int(1000), fx);
-  engine.place_order("2", "X", exchange::Decimal::from_int(-10), exchange::Decimal::from_int(5), 1,
-                     fx);
+market::Engine make_engine() {
+  market::Engine engine;
+  market::Effects fx;
+  engine.create_account("1", market::Decimal::from_int(1000000), fx);
+  engine.create_account("2", market::Decimal::from_int(1000000), fx);
+  engine.add_shares("X", "1", market::Decimal::from_int(1000), fx);
+  engine.add_shares("X", "2", market::Decimal::from_int(1000), fx);
+  engine.place_order("2", "X", market::Decimal::from_int(-10), market::Decimal::from_int(5), 1, fx);
   return engine;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static exchange::Engine engine = make_engine();
+  static market::Engine engine = make_engine();
   std::string_view payload(reinterpret_cast<const char*>(data), size);
   protocol::Command cmd = protocol::parse(payload, protocol::ParseLimits{});
-  exchange::Effects fx;
+  market::Effects fx;
   app::Admission admission = app::Admission::live(app::Limits{}, size);
   app::Applied applied = app::apply(cmd, engine, 1, fx, admission);
   std::string reply = protocol::render(applied.result);

@@ -19,11 +19,11 @@ import sys
 # nothing of app; store keeps request bytes as received and knows nothing of protocol.
 PQ = {"PkgConfig::PQXX", "PkgConfig::PQ"}
 MUST_NOT_REACH = {
-    "util": {"exchange", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
-    "exchange": {"protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
+    "util": {"market", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
+    "market": {"protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
     "protocol": {"store", "serving", "app", "net", "concurrency"} | PQ,
     "store": {"protocol", "serving", "app", "net", "concurrency"},
-    "serving": {"exchange", "protocol", "store", "app", "net", "concurrency"} | PQ,
+    "serving": {"market", "protocol", "store", "app", "net", "concurrency"} | PQ,
     "app": {"net", "concurrency"},
     "net": {"store", "serving", "app", "concurrency"} | PQ,
     "concurrency": {"store", "app"} | PQ,

@@ -11,9 +11,9 @@
 
 #include "support/decimal.hpp"
 
-using exchange::Effects;
-using exchange::Engine;
-using exchange::OrderId;
+using market::Effects;
+using market::Engine;
+using market::OrderId;
 using testing_support::dec;
 
 namespace {
@@ -58,7 +58,7 @@ TEST_CASE("note() queues the orders the effects closed, not the open ones", "[un
   CHECK(closed.size() == 0);
 
   Effects cancel_fx;
-  exchange::OrderStatus status;
+  market::OrderStatus status;
   REQUIRE(m.engine.cancel("2", resting, kNow, cancel_fx, status).empty());
   closed.note(cancel_fx, 3);
   CHECK(closed.size() == 1);

@@ -1,5 +1,5 @@
-// exchange::Decimal: client parsing, canonical output, exact checked arithmetic.
-#include "exchange/decimal.hpp"
+// market::Decimal: client parsing, canonical output, exact checked arithmetic.
+#include "market/decimal.hpp"
 
 #include <limits>
 #include <string>
@@ -8,8 +8,8 @@
 
 #include "support/decimal.hpp"
 
-using exchange::Decimal;
-using exchange::DecimalError;
+using market::Decimal;
+using market::DecimalError;
 using testing_support::dec;
 
 namespace {
@@ -235,7 +235,7 @@ TEST_CASE("comparisons and predicates", "[decimal][compare]") {
   CHECK(dec("-0.000001").is_negative());
   CHECK(dec("-4.5").abs() == dec("4.5"));
   CHECK(dec("4.5").abs() == dec("4.5"));
-  CHECK(exchange::min(dec("1"), dec("2")) == dec("1"));
-  CHECK(exchange::min(dec("2"), dec("-2")) == dec("-2"));
+  CHECK(market::min(dec("1"), dec("2")) == dec("1"));
+  CHECK(market::min(dec("2"), dec("-2")) == dec("-2"));
   CHECK(Decimal() == Decimal::from_int(0));
 }

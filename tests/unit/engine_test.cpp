@@ -1,5 +1,5 @@
-// exchange::Engine: reservations, matching, refunds, cancels, ownership, Effects, conservation.
-#include "exchange/engine.hpp"
+// market::Engine: reservations, matching, refunds, cancels, ownership, Effects, conservation.
+#include "market/engine.hpp"
 
 #include <algorithm>
 #include <map>
@@ -14,12 +14,12 @@
 #include "app/closed_orders.hpp"
 #include "support/decimal.hpp"
 
-using exchange::Decimal;
-using exchange::Effects;
-using exchange::Engine;
-using exchange::Order;
-using exchange::OrderId;
-using exchange::OrderStatus;
+using market::Decimal;
+using market::Effects;
+using market::Engine;
+using market::Order;
+using market::OrderId;
+using market::OrderStatus;
 using testing_support::dec;
 
 namespace {
@@ -62,12 +62,12 @@ struct Exchange {
     return s;
   }
   Decimal cash(const std::string& id) const {
-    const exchange::Account* a = engine.account(id);
+    const market::Account* a = engine.account(id);
     REQUIRE(a != nullptr);
     return a->cash;
   }
   Decimal position(const std::string& id, const std::string& sym) const {
-    const exchange::Account* a = engine.account(id);
+    const market::Account* a = engine.account(id);
     REQUIRE(a != nullptr);
     auto it = a->positions.find(sym);
     return it == a->positions.end() ? Decimal() : it->second.amount;
@@ -82,7 +82,7 @@ struct Exchange {
   }
 };
 
-void check_fill(const exchange::Fill& f, const std::string& shares, const std::string& price,
+void check_fill(const market::Fill& f, const std::string& shares, const std::string& price,
                 std::int64_t time) {
   CHECK(f.shares == dec(shares));
   CHECK(f.price == dec(price));
@@ -506,9 +506,9 @@ namespace {
 
 // The last row per key of an Effects, as a store that merges rows would keep them.
 struct LastRows {
-  std::map<std::string, exchange::AccountRow> accounts;
-  std::map<std::pair<std::string, std::string>, exchange::PositionRow> positions;
-  std::map<OrderId, exchange::OrderRow> orders;
+  std::map<std::string, market::AccountRow> accounts;
+  std::map<std::pair<std::string, std::string>, market::PositionRow> positions;
+  std::map<OrderId, market::OrderRow> orders;
   explicit LastRows(const Effects& fx) {
     for (const auto& r : fx.accounts) accounts[r.id] = r;
     for (const auto& r : fx.positions) positions[{r.account, r.symbol}] = r;
@@ -521,14 +521,14 @@ void check_rows_match(const Exchange& x, const Effects& fx) {
   LastRows last(fx);
   for (const auto& [id, row] : last.accounts) {
     INFO("account " << id);
-    const exchange::Account* a = x.engine.account(id);
+    const market::Account* a = x.engine.account(id);
     REQUIRE(a != nullptr);
     CHECK(row.balance == a->cash);
     CHECK(row.deposited == a->deposited);
   }
   for (const auto& [key, row] : last.positions) {
     INFO("position " << key.first << "/" << key.second);
-    const exchange::Account* a = x.engine.account(key.first);
+    const market::Account* a = x.engine.account(key.first);
     REQUIRE(a != nullptr);
     auto it = a->positions.find(key.second);
     REQUIRE(it != a->positions.end());
@@ -625,7 +625,7 @@ TEST_CASE("conservation holds over a few hundred random orders and cancels",
     std::map<std::string, Decimal> held;
     Decimal cash_total, reserved_cash, deposited_total;
     for (const auto& a : accounts) {
-      const exchange::Account* acct = x.engine.account(a);
+      const market::Account* acct = x.engine.account(a);
       REQUIRE(acct != nullptr);
       REQUIRE_FALSE(acct->cash.is_negative());
       cash_total += acct->cash;

@@ -1,5 +1,5 @@
-// exchange::OrderBook: price levels, FIFO within a level, best_match against a limit.
-#include "exchange/order_book.hpp"
+// market::OrderBook: price levels, FIFO within a level, best_match against a limit.
+#include "market/order_book.hpp"
 
 #include <deque>
 #include <string>
@@ -8,9 +8,9 @@
 
 #include "support/decimal.hpp"
 
-using exchange::Decimal;
-using exchange::Order;
-using exchange::OrderBook;
+using market::Decimal;
+using market::Order;
+using market::OrderBook;
 using testing_support::dec;
 
 namespace {
@@ -20,7 +20,7 @@ struct Orders {
   std::deque<Order> all;
   Order& make(const std::string& amount, const std::string& limit) {
     Order& o = all.emplace_back();
-    o.id = static_cast<exchange::OrderId>(all.size());
+    o.id = static_cast<market::OrderId>(all.size());
     o.account = "1";
     o.symbol = "X";
     o.amount = dec(amount);

@@ -12,12 +12,12 @@
 #include <pugixml.hpp>
 
 #include "app/apply.hpp"
-#include "exchange/engine.hpp"
+#include "market/engine.hpp"
 #include "protocol/parse.hpp"
 #include "protocol/render.hpp"
 #include "protocol/utf8.hpp"
 
-using exchange::Decimal;
+using market::Decimal;
 using protocol::Attributes;
 
 namespace {
@@ -113,8 +113,8 @@ Reply check_reply(std::string text) {
 }
 
 struct Session {
-  exchange::Engine engine;
-  exchange::Effects fx;
+  market::Engine engine;
+  market::Effects fx;
   std::int64_t now = 1519348326;
 
   Reply send(const std::string& xml) {
@@ -379,7 +379,7 @@ TEST_CASE("non-UTF-8 requests are rejected", "[protocol][errors]") {
 TEST_CASE("transactions for an unknown or malformed account", "[protocol][transactions]") {
   Session s;
   setup(s);
-  s.fx = exchange::Effects();
+  s.fx = market::Effects();
   for (const std::string account : {"404", "01", "abc", "", "1 "}) {
     INFO("account '" << account << "'");
     Reply r = s.send(transactions(account, order("X", "+010.50", "0125.000") +
@@ -590,7 +590,7 @@ TEST_CASE("query and cancel of someone else's, unknown or malformed order ids",
   Session s;
   setup(s);
   s.send(transactions("1", order("X", "1", "1")));  // order 1, account 1
-  s.fx = exchange::Effects();
+  s.fx = market::Effects();
 
   // Account 2 gets the same answer for account 1's order as for a missing one.
   Reply r = s.send(transactions("2",
@@ -719,7 +719,7 @@ TEST_CASE("render: shapes of every reply element", "[protocol][render]") {
   result.items.push_back(status);
 
   ResultItem empty_status = status;
-  empty_status.status = exchange::OrderStatus();
+  empty_status.status = market::OrderStatus();
   result.items.push_back(empty_status);
 
   ResultItem canceled;
@@ -973,7 +973,7 @@ TEST_CASE("queries of forgotten closed orders are left for the database", "[prot
                    "<query id=\"3\"/><query id=\"2\"/><query id=\"99\"/><cancel id=\"2\"/>"
                    "<query id=\"002\"/><query id=\"0\"/>"),
       kDefaultLimits);
-  exchange::Effects fx;
+  market::Effects fx;
   app::Admission admission = app::Admission::live(app::Limits{}, 0);
   app::Applied applied = app::apply(cmd, s.engine, s.now, fx, admission);
   REQUIRE(applied.result.items.size() == 6);

@@ -1,6 +1,6 @@
 // The reply's one way (issue 23): the group commit's outcome mapped once to the app's Outcome,
 // each Outcome to its error text and its Prometheus label, the table of error texts, and the
-// pending result Exchange::submit returns.
+// pending result DurableEngine::submit returns.
 #include <string>
 #include <thread>
 

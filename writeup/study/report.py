@@ -172,7 +172,7 @@ class Report:
                "**replays the journal** after it; the engine is deterministic (ids in sequence, "
                "time taken from the entry, price-time ordered books), so the replay rebuilds "
                "exactly the state the clients were told about, and a failed commit is recovered "
-               "the same way. `app::Exchange` is the durability core: it owns the engine and its "
+               "the same way. `app::DurableEngine` is the durability core: it owns the engine and its "
                "lock, the group commit, the projector and recovery. The concurrency models below "
                "only decide which threads frame requests, call it and write the replies:")
         self.w("- `reactor`: one thread multiplexes every connection and runs each handler inline "

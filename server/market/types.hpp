@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "exchange/decimal.hpp"
+#include "market/decimal.hpp"
 
-namespace exchange {
+namespace market {
 
 using OrderId = std::int64_t;
 
@@ -45,4 +45,4 @@ struct OrderStatus {
   std::vector<Fill> fills;
 };
 
-}  // namespace exchange
+}  // namespace market

@@ -6,9 +6,9 @@
 #include <list>
 #include <map>
 
-#include "exchange/types.hpp"
+#include "market/types.hpp"
 
-namespace exchange {
+namespace market {
 
 class OrderBook {
  public:
@@ -40,4 +40,4 @@ class OrderBook {
   std::map<Decimal, Level, std::less<Decimal>> asks_;
 };
 
-}  // namespace exchange
+}  // namespace market

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "exchange/decimal.hpp"
-#include "exchange/types.hpp"
+#include "market/decimal.hpp"
+#include "market/types.hpp"
 
-namespace exchange {
+namespace market {
 
 struct AccountRow {
   std::string id;
@@ -58,4 +58,4 @@ struct Effects {
   }
 };
 
-}  // namespace exchange
+}  // namespace market

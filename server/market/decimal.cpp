@@ -1,8 +1,8 @@
-#include "exchange/decimal.hpp"
+#include "market/decimal.hpp"
 
 #include <algorithm>
 
-namespace exchange {
+namespace market {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -88,4 +88,4 @@ std::string Decimal::to_string() const {
   return digits;
 }
 
-}  // namespace exchange
+}  // namespace market

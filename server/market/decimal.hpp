@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace exchange {
+namespace market {
 
 class DecimalError : public std::runtime_error {
  public:
@@ -90,4 +90,4 @@ class Decimal {
 
 inline Decimal min(Decimal a, Decimal b) { return a < b ? a : b; }
 
-}  // namespace exchange
+}  // namespace market

@@ -4,9 +4,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "exchange/decimal.hpp"
+#include "market/decimal.hpp"
 
-namespace exchange {
+namespace market {
 
 struct Position {
   Decimal amount;   // shares held and not reserved by open sells
@@ -20,4 +20,4 @@ struct Account {
   std::size_t open_orders = 0;  // resting on a book
 };
 
-}  // namespace exchange
+}  // namespace market

@@ -1,4 +1,4 @@
-#include "app/exchange.hpp"
+#include "app/durable_engine.hpp"
 
 #include <ctime>
 #include <mutex>
@@ -13,8 +13,8 @@
 
 namespace app {
 
-Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopFlag& stop,
-                   std::function<void()> on_commit)
+DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
+                             const store::StopFlag& stop, std::function<void()> on_commit)
     : options_(std::move(options)),
       metrics_(metrics),
       stop_(stop),
@@ -46,24 +46,24 @@ Exchange::Exchange(ExchangeOptions options, Metrics& metrics, const store::StopF
           }),
       archive_({options_.conninfo, options_.db_timeout, options_.archive_connections}) {}
 
-Exchange::~Exchange() { stop(true); }
+DurableEngine::~DurableEngine() { stop(true); }
 
-void Exchange::load(store::Database& db) {
+void DurableEngine::load(store::Database& db) {
   projector_.start();
   std::unique_lock<boost::shared_mutex> lock(engine_lock_);
   batcher_.set_next_seq(load_state(db, engine_, closed_, projector_).last_seq + 1);
 }
 
-void Exchange::start() { batcher_.start(); }
+void DurableEngine::start() { batcher_.start(); }
 
-void Exchange::stop(bool forced) {
+void DurableEngine::stop(bool forced) {
   // Lookups still queued are answered first: they hand their replies to the batcher.
   archive_.stop();
   batcher_.stop();
   projector_.stop(forced ? std::chrono::seconds(0) : std::chrono::seconds(5));
 }
 
-void Exchange::fence(const std::string& why) {
+void DurableEngine::fence(const std::string& why) {
   if (fenced_.exchange(true)) return;
   EXCHANGE_LOG(error) << "fenced: " << why << "; stepping down";
   // Nothing more reaches the database from here: the next append and projection fail at once.
@@ -72,16 +72,17 @@ void Exchange::fence(const std::string& why) {
   if (options_.on_fenced) options_.on_fenced();
 }
 
-void Exchange::abandon() {
+void DurableEngine::abandon() {
   archive_.abandon();
   writer_.abandon();
   projector_.release_waits();
   store::Watchdog::shared().fire_all();
 }
 
-void Exchange::complete_from_archive(const std::string& account, Applied&& applied,
-                                     Admission&& admission, store::Ticket ticket, bool journaled,
-                                     const Prepare& prepare, const Pending& pending) {
+void DurableEngine::complete_from_archive(const std::string& account, Applied&& applied,
+                                          Admission&& admission, store::Ticket ticket,
+                                          bool journaled, const Prepare& prepare,
+                                          const Pending& pending) {
   auto ids = archive_ids(applied);
   archive_.find(account, std::move(ids),
                 [this, applied = std::move(applied), admission = std::move(admission), ticket,
@@ -103,8 +104,8 @@ void Exchange::complete_from_archive(const std::string& account, Applied&& appli
                 });
 }
 
-void Exchange::reply_when_durable(store::Ticket ticket, std::string prepared,
-                                  const Pending& pending, bool journaled) {
+void DurableEngine::reply_when_durable(store::Ticket ticket, std::string prepared,
+                                       const Pending& pending, bool journaled) {
   using Clock = std::chrono::steady_clock;
   const auto applied_at = Clock::now();
   batcher_.when_durable(ticket, [this, prepared = std::move(prepared), pending, journaled,
@@ -115,15 +116,15 @@ void Exchange::reply_when_durable(store::Ticket ticket, std::string prepared,
   });
 }
 
-Pending Exchange::submit(const protocol::Command& cmd, std::string_view payload,
-                         const Prepare& prepare) {
+Pending DurableEngine::submit(const protocol::Command& cmd, std::string_view payload,
+                              const Prepare& prepare) {
   Pending pending;
   apply_and_reply(cmd, payload, prepare, pending);
   return pending;
 }
 
-void Exchange::apply_and_reply(const protocol::Command& cmd, std::string_view payload,
-                               const Prepare& prepare, const Pending& pending) {
+void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_view payload,
+                                    const Prepare& prepare, const Pending& pending) {
   // The only clock reading of a request: the journal keeps it, so a replay applies the same.
   const std::int64_t now = std::time(nullptr);
   Applied applied;
@@ -139,16 +140,16 @@ void Exchange::apply_and_reply(const protocol::Command& cmd, std::string_view pa
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
     if (fenced_) return pending.end(Outcome::Fenced);
     if (!available_) return pending.end(Outcome::Unavailable);
-    exchange::Effects none;
+    market::Effects none;
     applied = apply(cmd, engine_, now, none, admission);
     ticket = batcher_.visible_ticket();
   } else {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
     if (fenced_) return pending.end(Outcome::Fenced);
     if (!available_) return pending.end(Outcome::Unavailable);
-    exchange::Effects fx;
+    market::Effects fx;
     try {
-      const exchange::OrderId first_order_id = engine_.next_order_id();
+      const market::OrderId first_order_id = engine_.next_order_id();
       applied = apply(cmd, engine_, now, fx, admission);
       if (fx.empty()) {
         // Changed nothing: a replay needs no journal entry for it.
@@ -181,7 +182,7 @@ void Exchange::apply_and_reply(const protocol::Command& cmd, std::string_view pa
   reply_when_durable(ticket, prepare(applied.result), pending, journaled);
 }
 
-Backlog Exchange::backlog() const {
+Backlog DurableEngine::backlog() const {
   Backlog b;
   b.unprojected_rows = projector_.pending_rows();
   b.oldest_unprojected = projector_.oldest_unprojected();
@@ -193,7 +194,7 @@ Backlog Exchange::backlog() const {
   return b;
 }
 
-Metrics::StateGauges Exchange::state() {
+Metrics::StateGauges DurableEngine::state() {
   const Backlog b = backlog();
   Metrics::StateGauges st;
   st.projection_lag_rows = static_cast<long>(b.unprojected_rows);
@@ -208,17 +209,17 @@ Metrics::StateGauges Exchange::state() {
   return st;
 }
 
-exchange::OrderId Exchange::next_order_id() {
+market::OrderId DurableEngine::next_order_id() {
   boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
   return engine_.next_order_id();
 }
 
-std::size_t Exchange::order_count() {
+std::size_t DurableEngine::order_count() {
   boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
   return engine_.order_count();
 }
 
-std::string Exchange::summary() const {
+std::string DurableEngine::summary() const {
   const auto stats = batcher_.stats();
   const auto counts = writer_.counts();
   std::ostringstream out;

@@ -1,7 +1,7 @@
 #pragma once
-// The durability core, behind one submit(): the engine and its lock, whether it may serve, the
-// group commit of the journal, the projector that keeps the SQL tables, the cache of closed
-// orders, the archive that answers for the orders it dropped, and recovery after a failed
+// The durable engine (the durability core), behind one submit(): the engine and its lock, whether
+// it may serve, the group commit of the journal, the projector that keeps the SQL tables, the cache
+// of closed orders, the archive that answers for the orders it dropped, and recovery after a failed
 // commit. The rules it keeps:
 //   - a result is shown only once every journal entry it reflects is committed;
 //   - the engine never keeps anything the journal does not have: a failed commit fails every
@@ -28,7 +28,7 @@
 #include "app/metrics.hpp"
 #include "app/outcome.hpp"
 #include "app/pending.hpp"
-#include "exchange/engine.hpp"
+#include "market/engine.hpp"
 #include "protocol/command.hpp"
 #include "protocol/result.hpp"
 #include "store/batch_writer.hpp"
@@ -40,7 +40,7 @@
 
 namespace app {
 
-struct ExchangeOptions {
+struct DurableEngineOptions {
   std::string conninfo;
   // Bounds every PostgreSQL call (--db-timeout-ms); a broken commit's outcome is looked up for
   // as long.
@@ -64,7 +64,7 @@ struct ExchangeOptions {
   std::function<void()> on_fenced;
 };
 
-class Exchange {
+class DurableEngine {
  public:
   // Commits pause while this many rows wait to be projected (about 200 MB of queued effects;
   // a restart replays at most about as many journal entries).
@@ -81,11 +81,11 @@ class Exchange {
   using Prepare = std::function<std::string(const protocol::Result&)>;
 
   // `on_commit` runs after each successful commit (health: the database answered).
-  Exchange(ExchangeOptions options, Metrics& metrics, const store::StopFlag& stop,
-           std::function<void()> on_commit = nullptr);
-  ~Exchange();
-  Exchange(const Exchange&) = delete;
-  Exchange& operator=(const Exchange&) = delete;
+  DurableEngine(DurableEngineOptions options, Metrics& metrics, const store::StopFlag& stop,
+                std::function<void()> on_commit = nullptr);
+  ~DurableEngine();
+  DurableEngine(const DurableEngine&) = delete;
+  DurableEngine& operator=(const DurableEngine&) = delete;
 
   // Start-up: starts the projector and fills the engine from `db` (the projection, then the
   // journal after it).
@@ -118,7 +118,7 @@ class Exchange {
   Backlog backlog() const;
   std::uint64_t write_reconnects() const { return writer_.counts().reconnects; }
   store::OrderArchive::Counts archive_counts() const { return archive_.counts(); }
-  exchange::OrderId next_order_id();
+  market::OrderId next_order_id();
   std::size_t order_count();
   // What it did, for the log at exit.
   std::string summary() const;
@@ -141,11 +141,11 @@ class Exchange {
   void reply_when_durable(store::Ticket ticket, std::string prepared, const Pending& pending,
                           bool journaled);
 
-  ExchangeOptions options_;
+  DurableEngineOptions options_;
   Metrics& metrics_;
   const store::StopFlag& stop_;
   std::function<void()> on_commit_;
-  exchange::Engine engine_;
+  market::Engine engine_;
   // Exclusive for changes, shared for read-only requests; a reload holds it exclusively.
   boost::shared_mutex engine_lock_;
   // Changed under the exclusive lock; atomic so health checks can read it without.

@@ -1,6 +1,6 @@
-#include "exchange/order_book.hpp"
+#include "market/order_book.hpp"
 
-namespace exchange {
+namespace market {
 
 void OrderBook::add(Order& order) {
   Level& level = order.is_buy() ? bids_[order.limit] : asks_[order.limit];
@@ -67,4 +67,4 @@ OrderBook::Lookahead OrderBook::look_ahead(bool buy, Decimal limit, Decimal amou
       bids_, [&](const Decimal& price) { return price >= limit; }, amount, stop_after);
 }
 
-}  // namespace exchange
+}  // namespace market

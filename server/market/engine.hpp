@@ -1,6 +1,6 @@
 #pragma once
 // The matching engine: accounts, positions and one order book per symbol, all in memory.
-// Pure and single-threaded: callers serialise access (app::Exchange holds a lock). Every
+// Pure and single-threaded: callers serialise access (app::DurableEngine holds a lock). Every
 // mutating call appends the rows it changed to an Effects, which the store makes durable.
 // It knows nothing of sockets, XML or SQL.
 #include <cstdint>
@@ -8,12 +8,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "exchange/accounts.hpp"
-#include "exchange/effects.hpp"
-#include "exchange/order_book.hpp"
-#include "exchange/types.hpp"
+#include "market/accounts.hpp"
+#include "market/effects.hpp"
+#include "market/order_book.hpp"
+#include "market/types.hpp"
 
-namespace exchange {
+namespace market {
 
 class Engine {
  public:
@@ -99,4 +99,4 @@ class Engine {
   std::size_t open_orders_ = 0;  // resting on the books
 };
 
-}  // namespace exchange
+}  // namespace market

@@ -1,8 +1,8 @@
-#include "exchange/engine.hpp"
+#include "market/engine.hpp"
 
 #include <algorithm>
 
-namespace exchange {
+namespace market {
 
 std::string Engine::create_account(const std::string& id, Decimal balance, Effects& fx) {
   if (balance.is_negative()) return "Balance must not be negative";
@@ -260,4 +260,4 @@ void Engine::clear() {
   next_execution_id_ = 1;
 }
 
-}  // namespace exchange
+}  // namespace market
