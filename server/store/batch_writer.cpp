@@ -44,6 +44,9 @@ void BatchWriter::write(const Batch& batch, std::uint64_t sequence) {
   try {
     if (!db_) {
       db_ = std::make_unique<Database>(conninfo_, timeout_);
+      // Named, so pg_stat_activity (and a profile of PostgreSQL) tells the group commit's
+      // backend from the projector's.
+      db_->set_application_name("exchange-commit");
       db_->prepare_journal_write();
       backend_ = db_->backend();
       if (connections_++ > 0) ++reconnects_;
