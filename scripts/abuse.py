@@ -97,7 +97,7 @@ RATIO_FLOOR_BYTES = 64 * 1024   # --max-reply-ratio always allows this much
 LAG_GOAL_S = 30.0
 READY_GOAL_S = 15.0
 PROBE_EVERY_S = 0.010
-LAG_BOUND_ROWS = 1000000   # app::DurableEngine::kMaxProjectionRows
+LAG_BOUND_ROWS = 1000000   # the server's --max-projection-rows default
 
 DECL = '<?xml version="1.0" encoding="UTF-8"?>\n'
 PROBE_ACCOUNT = "900000001"
@@ -511,7 +511,7 @@ class Monitor:
         self.samples += 1
         self.queue_peak = max(self.queue_peak, m.get("exchange_queue_length", 0))
         self.commit_stalled_peak = max(self.commit_stalled_peak, m.get("exchange_commit_stalled_seconds", 0))
-        # Commits wait while this many rows are unprojected (app::DurableEngine::kMaxProjectionRows);
+        # Commits wait while this many rows are unprojected (--max-projection-rows);
         # within one write (100,000 rows) of it counts as at the bound.
         self.at_bound += m.get("exchange_projection_lag_rows", 0) >= LAG_BOUND_ROWS - 100000
         return m

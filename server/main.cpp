@@ -46,6 +46,10 @@ struct Config {
   std::size_t archive_connections = 2;
   int db_wait_seconds = 30;
   unsigned writer_lock_wait_ms = 5000;
+  unsigned heavy_wait_ms = 10000;
+  std::size_t max_projection_rows = 1000000;
+  std::size_t heavy_pause_projection_rows =
+      500000;               // --max-heavy-wait-ms, into handler_limits.heavy
   unsigned admin_port = 0;  // 0: no admin port
   std::string admin_bind = "127.0.0.1";
   std::size_t admin_max_connections = net::AdminLimits{}.max_connections;
@@ -148,6 +152,17 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
           ->default_value(cfg.handler_limits.heavy.queued_bytes),
       "heavy requests waiting for their turn may hold this many bytes; one more is refused "
       "with 'Server busy'")(
+      "max-projection-rows",
+      po::value(&cfg.max_projection_rows)->default_value(cfg.max_projection_rows),
+      "while this many rows wait to be projected into the SQL tables, group commits (and so "
+      "every reply) wait: bounds the memory of queued rows and the journal a restart replays")(
+      "heavy-pause-projection-rows",
+      po::value(&cfg.heavy_pause_projection_rows)->default_value(cfg.heavy_pause_projection_rows),
+      "while this many rows wait to be projected, heavy requests wait before they start (below "
+      "--max-projection-rows, so small requests keep being answered)")(
+      "max-heavy-wait-ms", po::value(&cfg.heavy_wait_ms)->default_value(cfg.heavy_wait_ms),
+      "a heavy request not started within this (the projection or the database is behind) is "
+      "refused with 'Server busy'")(
       "max-memory-bytes",
       po::value(&cfg.handler_limits.max_memory_bytes)
           ->default_value(cfg.handler_limits.max_memory_bytes),
@@ -221,12 +236,15 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       l.max_executions_per_request < 1 || l.max_reply_ratio < 1 ||
       l.max_reply_bytes < app::Limits::kReplyAllowance ||
       cfg.handler_limits.heavy.heavy_bytes < 1 || cfg.handler_limits.heavy.in_flight_bytes < 1 ||
-      cfg.handler_limits.heavy.queued_bytes < 1) {
+      cfg.handler_limits.heavy.queued_bytes < 1 || cfg.heavy_wait_ms < 1 ||
+      cfg.max_projection_rows < 1 || cfg.heavy_pause_projection_rows < 1 ||
+      cfg.heavy_pause_projection_rows >= cfg.max_projection_rows) {
     EXCHANGE_LOG(error) << "every --max-... limit must be at least 1 (--max-attributes at least "
                            "3, --max-reply-bytes at least "
                         << app::Limits::kReplyAllowance
                         << "), and --read-timeout-ms, --archive-connections and the "
-                           "--...heavy... flags too";
+                           "--...heavy... flags too; --heavy-pause-projection-rows must be below "
+                           "--max-projection-rows";
     exit_code = 2;
     return false;
   }
@@ -331,6 +349,8 @@ class TradingService final : public cli::Service {
     o.journal_keep = cfg.journal_keep;
     o.limits = cfg.limits;
     o.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
+    o.max_projection_rows = cfg.max_projection_rows;
+    o.heavy_pause_projection_rows = cfg.heavy_pause_projection_rows;
     o.on_fenced = [&shutdown = start.shutdown] { shutdown.step_down(); };
     return o;
   }
@@ -374,6 +394,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
   cfg.handler_limits.parse = cfg.parse_limits;
+  cfg.handler_limits.heavy.max_wait = std::chrono::milliseconds(cfg.heavy_wait_ms);
   return cli::serve(serve_options(cfg), [&cfg](const cli::Startup& start) {
     return std::make_unique<TradingService>(cfg, start);
   });

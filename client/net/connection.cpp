@@ -164,7 +164,7 @@ Connection Connection::open(const Endpoint& endpoint, std::chrono::milliseconds 
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return c;
   }
-  throw NetError("cannot connect to " + endpoint.name() + ": " + last_error);
+  throw NotSent("cannot connect to " + endpoint.name() + ": " + last_error);
 }
 
 void Connection::write_all(std::string_view bytes, Clock::time_point deadline) {
@@ -296,28 +296,37 @@ std::string Connection::read_some_quietly(Clock::time_point deadline, std::size_
 std::string request_once(const Endpoint& endpoint, std::string_view xml, const Timeouts& t) {
   Connection c = Connection::open(endpoint, t.connect);
   auto deadline = Clock::now() + t.read;
-  c.write_all(frame_request(xml), deadline);
-  std::string reply = c.read_until_eof(deadline, kMaxReplyBytes);
-  if (reply.empty()) throw NetError(endpoint.name() + " closed the connection without a reply");
+  try {
+    c.write_all(frame_request(xml), deadline);
+  } catch (const NetError& e) {
+    throw NotSent(e.what());
+  }
+  std::string reply;
+  try {
+    reply = c.read_until_eof(deadline, kMaxReplyBytes);
+  } catch (const NetError& e) {
+    throw NoReply(e.what());
+  }
+  if (reply.empty()) throw NoReply(endpoint.name() + " closed the connection without a reply");
   return reply;
 }
 
 std::unique_ptr<Session> Session::open(const Endpoint& endpoint, const Timeouts& t) {
   Connection c = Connection::open(endpoint, t.connect);
   auto deadline = Clock::now() + t.read;
-  c.write_all(std::string(wire::kSessionHello) + '\n', deadline);
   bool eof = false;
   std::string line;
   try {
+    c.write_all(std::string(wire::kSessionHello) + '\n', deadline);
     line = c.read_line(deadline, 4096, eof);
   } catch (const NetError& e) {
     // Not fatal: a busy server (e.g. all threads of a thread-per-client
     // pool taken) is silent too. Only a wrong answer is SessionUnsupported.
     if (std::string_view(e.what()).rfind("timeout", 0) == 0)
-      throw NetError("timeout: no answer to the session hello from " + endpoint.name() +
-                     " within " + std::to_string(t.read.count()) +
-                     " ms (server busy, or it does not speak the session extension)");
-    throw;
+      throw NotSent("timeout: no answer to the session hello from " + endpoint.name() + " within " +
+                    std::to_string(t.read.count()) +
+                    " ms (server busy, or it does not speak the session extension)");
+    throw NotSent(e.what());
   }
   if (eof || line != wire::kSessionAccept) {
     std::string answer = line;
@@ -331,27 +340,38 @@ std::unique_ptr<Session> Session::open(const Endpoint& endpoint, const Timeouts&
                                              : printable_excerpt(answer, 300)) +
                              ")");
   }
-  return std::unique_ptr<Session>(new Session(std::move(c), t));
+  return std::unique_ptr<Session>(new Session(endpoint, std::move(c), t));
 }
 
 std::string Session::request(std::string_view xml) {
+  auto deadline = Clock::now() + timeouts_.read;
   try {
-    auto deadline = Clock::now() + timeouts_.read;
     connection_.write_all(frame_request(xml), deadline);
+  } catch (const NetError& e) {
+    connection_.close();
+    throw NotSent(e.what());
+  }
+  try {
     bool eof = false;
     std::string line = connection_.read_line(deadline, 32, eof);
     if (eof) {
-      if (line.empty()) throw NetError(connection_.peer() + " closed the session without a reply");
-      throw NetError(connection_.peer() +
-                     " closed the session in the middle of a reply: " + printable_excerpt(line));
+      if (line.empty()) throw NoReply(connection_.peer() + " closed the session without a reply");
+      throw NoReply(connection_.peer() +
+                    " closed the session in the middle of a reply: " + printable_excerpt(line));
     }
     auto length = parse_length_line(line);
     if (!length || *length > kMaxReplyBytes)
-      throw NetError("bad reply length line from " + connection_.peer() + ": " +
-                     printable_excerpt(line));
+      throw NoReply("bad reply length line from " + connection_.peer() + ": " +
+                    printable_excerpt(line));
     return connection_.read_exact(*length, deadline);
-  } catch (...) {
+  } catch (const NoReply&) {
     connection_.close();  // the stream position is unknown: never reuse it
+    throw;
+  } catch (const NetError& e) {
+    connection_.close();
+    throw NoReply(e.what());
+  } catch (...) {
+    connection_.close();
     throw;
   }
 }

@@ -30,6 +30,20 @@ class NetError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The request never left whole (no connection, no session, or a failed write): no server can
+// have applied it, so it may be sent to another.
+class NotSent : public NetError {
+ public:
+  using NetError::NetError;
+};
+
+// The request was sent whole and no whole reply came back (reset, early close, timeout): it
+// may or may not have been applied. Never resend it blindly; query first.
+class NoReply : public NetError {
+ public:
+  using NetError::NetError;
+};
+
 // The server answered the session hello with something else (an old server).
 class SessionUnsupported : public NetError {
  public:
@@ -104,21 +118,27 @@ class Connection {
 
 inline constexpr std::size_t kMaxReplyBytes = 256u << 20;
 
-// Default mode: connect, send "N\n"+xml, read the reply until the server closes.
+// Default mode: connect, send "N\n"+xml, read the reply until the server closes. Throws
+// NotSent or NoReply (both NetError) as the failure came before or after the request left.
 std::string request_once(const Endpoint& endpoint, std::string_view xml, const Timeouts& t);
 
 // A persistent session: the hello is exchanged in open(); then request() any
 // number of times. After any exception the session is unusable (closed).
 class Session {
  public:
+  // Throws NotSent (no connection or no answer to the hello) or SessionUnsupported.
   static std::unique_ptr<Session> open(const Endpoint& endpoint, const Timeouts& t);
+  // Throws NotSent or NoReply, as request_once() does.
   std::string request(std::string_view xml);
+  const Endpoint& endpoint() const { return *endpoint_; }
   bool usable() const { return connection_.is_open(); }
   // Closed by the server while idle (checked before reuse, without blocking).
   bool stale() const { return !usable() || connection_.idle_input_pending(); }
 
  private:
-  Session(Connection c, Timeouts t) : connection_(std::move(c)), timeouts_(t) {}
+  Session(const Endpoint& e, Connection c, Timeouts t)
+      : endpoint_(&e), connection_(std::move(c)), timeouts_(t) {}
+  const Endpoint* endpoint_;
   Connection connection_;
   Timeouts timeouts_;
 };

@@ -42,7 +42,7 @@ DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
             // the projection is too far behind. Large requests stop starting well before this
             // (projection_behind(), RequestHandler), so only a projector that cannot write for
             // a long time, or a flood of small requests, gets here.
-            projector_.wait_pending_below(kMaxProjectionRows);
+            projector_.wait_pending_below(options_.max_projection_rows);
           }),
       archive_({options_.conninfo, options_.db_timeout, options_.archive_connections}) {}
 

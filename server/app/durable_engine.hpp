@@ -7,7 +7,7 @@
 //   - the engine never keeps anything the journal does not have: a failed commit fails every
 //     request that could have seen it, and the engine is rebuilt from the database (the
 //     projection, then the journal after it) before anything else is served;
-//   - the projection lags the journal by at most kMaxProjectionRows rows, so a restart
+//   - the projection lags the journal by at most max_projection_rows rows, so a restart
 //     replays a bounded journal and queued effects take bounded memory;
 //   - once another server took over the database (fenced: store/writer_lock.hpp), nothing more
 //     is written or served, and on_fenced tells the process to step down.
@@ -55,6 +55,14 @@ struct DurableEngineOptions {
   std::int64_t journal_keep = 0;
   // What one request may cost and what clients may make the exchange hold.
   Limits limits;
+  // Commits pause while this many rows wait to be projected (--max-projection-rows; about
+  // 200 MB of queued effects at the default, and a restart replays at most about as many
+  // journal entries).
+  std::size_t max_projection_rows = 1000000;
+  // Past this many rows waiting to be projected, large requests wait before they start
+  // (--heavy-pause-projection-rows), so the rows they make cannot push the projection to
+  // max_projection_rows, where every reply waits.
+  std::size_t heavy_pause_projection_rows = 500000;
   // Test aid: holds every projection write back this long (0 in production).
   std::chrono::milliseconds projector_delay{0};
   // The writer epoch this process was given (store::WriterLock::begin_epoch): every journal
@@ -66,14 +74,11 @@ struct DurableEngineOptions {
 
 class DurableEngine {
  public:
-  // Commits pause while this many rows wait to be projected (about 200 MB of queued effects;
-  // a restart replays at most about as many journal entries).
-  static constexpr std::size_t kMaxProjectionRows = 1000000;
-  // Past this many rows waiting to be projected, large requests wait before they start, so the
-  // rows they make cannot push the projection to kMaxProjectionRows, where every reply waits.
-  static constexpr std::size_t kSoftProjectionRows = 500000;
-  // Whether the projection is past kSoftProjectionRows. Lock-free enough for every request.
-  bool projection_behind() const { return projector_.pending_rows() >= kSoftProjectionRows; }
+  // Whether the projection is past options.heavy_pause_projection_rows. Lock-free enough for
+  // every request.
+  bool projection_behind() const {
+    return projector_.pending_rows() >= options_.heavy_pause_projection_rows;
+  }
 
   // `prepare` runs once with the result (render it there: the commit thread must stay free):
   // at once on the submitting thread, or, for a request that queries orders only PostgreSQL

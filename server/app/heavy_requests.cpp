@@ -1,7 +1,9 @@
 #include "app/heavy_requests.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
+#include <vector>
 
 #include "util/log.hpp"
 
@@ -23,10 +25,10 @@ HeavyRequests::~HeavyRequests() {
     left.swap(state_->queue);
     state_->queued_bytes = 0;
   }
-  for (auto& w : left) w.refuse();
+  for (auto& w : left) w.refuse(Refusal::Stopping);
 }
 
-bool HeavyRequests::submit(std::size_t bytes, Run run, std::function<void()> refuse) {
+bool HeavyRequests::submit(std::size_t bytes, Run run, Refuse refuse) {
   State& s = *state_;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -37,7 +39,7 @@ bool HeavyRequests::submit(std::size_t bytes, Run run, std::function<void()> ref
       return false;
     }
     s.queued_bytes += bytes;
-    s.queue.push_back({bytes, std::move(run), std::move(refuse)});
+    s.queue.push_back({bytes, std::move(run), std::move(refuse), Clock::now() + limits_.max_wait});
   }
   s.wake.notify_all();
   return true;
@@ -49,26 +51,54 @@ HeavyRequests::Counts HeavyRequests::counts() const {
           state_->paused};
 }
 
+void HeavyRequests::refuse_overdue(std::unique_lock<std::mutex>& lock) {
+  State& s = *state_;
+  std::vector<Waiting> overdue;
+  const auto now = Clock::now();
+  while (!s.queue.empty() && s.queue.front().deadline <= now) {
+    s.queued_bytes -= s.queue.front().bytes;
+    ++s.refused;
+    overdue.push_back(std::move(s.queue.front()));
+    s.queue.pop_front();
+  }
+  if (overdue.empty()) return;
+  lock.unlock();
+  EXCHANGE_LOG(warn) << overdue.size() << " large request(s) waited " << limits_.max_wait.count()
+                     << " ms without starting (--max-heavy-wait-ms): refused";
+  for (auto& w : overdue) w.refuse(Refusal::WaitedTooLong);
+  lock.lock();
+}
+
 void HeavyRequests::loop() {
   State& s = *state_;
   std::unique_lock<std::mutex> lock(s.mutex);
   for (;;) {
-    s.wake.wait(lock, [&] {
-      if (s.stopping) return true;
-      if (s.queue.empty()) return false;
-      // One heavy request may always run, however big.
-      return s.in_flight_bytes == 0 ||
-             s.in_flight_bytes + s.queue.front().bytes <= limits_.in_flight_bytes;
-    });
     if (s.stopping) return;
+    refuse_overdue(lock);
+    if (s.stopping) return;
+    if (s.queue.empty()) {
+      s.paused = false;
+      s.wake.wait(lock);
+      continue;
+    }
+    const Waiting& front = s.queue.front();
+    // One heavy request may always run, however big.
+    const bool room =
+        s.in_flight_bytes == 0 || s.in_flight_bytes + front.bytes <= limits_.in_flight_bytes;
+    if (!room) {
+      const auto deadline = front.deadline;  // a copy: the wait unlocks
+      s.wake.wait_until(lock, deadline);
+      continue;
+    }
     if (pause_) {
+      const auto deadline = front.deadline;
       lock.unlock();
       const bool wait = pause_();
       lock.lock();
       s.paused = wait;
       if (wait) {
         // Polled: what clears it (the projector's progress) does not know about this queue.
-        s.wake.wait_for(lock, std::chrono::milliseconds(20), [&] { return s.stopping; });
+        s.wake.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(20)));
         continue;
       }
     }

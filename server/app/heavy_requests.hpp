@@ -10,7 +10,10 @@
 // request waits for at most that much ahead of it. Heavy requests that cannot start yet wait
 // in order, up to `queued_bytes`; past that they are refused at once ("Server busy"), before
 // anything is parsed or journaled. While `pause` says so (the projection is far behind), none
-// starts: the rows they would make wait with them, and small requests are not held up.
+// starts: the rows they would make wait with them, and small requests are not held up. A
+// request that has waited `max_wait` without starting (the projection or the database is
+// stuck) is refused then, so its client hears within a bound and nothing waits for ever.
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +29,7 @@ struct HeavyLimits {
   std::size_t heavy_bytes = 16 * 1024;            // --heavy-request-bytes
   std::size_t in_flight_bytes = 8 * 1024 * 1024;  // --max-heavy-bytes-in-flight
   std::size_t queued_bytes = 64 * 1024 * 1024;    // --max-heavy-bytes-queued
+  std::chrono::milliseconds max_wait{10000};      // --max-heavy-wait-ms
 };
 
 class HeavyRequests {
@@ -37,6 +41,12 @@ class HeavyRequests {
 
   // Whether heavy requests must wait before starting (polled while one is waiting).
   using Pause = std::function<bool()>;
+  // Why a queued request was refused instead of run.
+  enum class Refusal {
+    Stopping,       // the server stops before its turn
+    WaitedTooLong,  // it waited max_wait without starting
+  };
+  using Refuse = std::function<void(Refusal)>;
 
   explicit HeavyRequests(HeavyLimits limits, Pause pause = nullptr);
   // Runs nothing more; requests still waiting are passed to `refuse` of their submit().
@@ -46,9 +56,10 @@ class HeavyRequests {
 
   bool is_heavy(std::size_t bytes) const { return bytes >= limits_.heavy_bytes; }
   // Queues a heavy request of `bytes`: `run` later, on the heavy thread; or false at once when
-  // the queue is full (the caller refuses it). `refuse` runs instead of `run` if the server
-  // stops before its turn. Thread-safe.
-  bool submit(std::size_t bytes, Run run, std::function<void()> refuse);
+  // the queue is full (the caller refuses it). `refuse` runs instead of `run` (on the heavy
+  // thread, or the destroying one) if it waits too long or the server stops before its turn.
+  // Thread-safe.
+  bool submit(std::size_t bytes, Run run, Refuse refuse);
 
   struct Counts {
     std::size_t queued = 0, queued_bytes = 0, in_flight_bytes = 0;
@@ -58,10 +69,12 @@ class HeavyRequests {
   Counts counts() const;
 
  private:
+  using Clock = std::chrono::steady_clock;
   struct Waiting {
     std::size_t bytes;
     Run run;
-    std::function<void()> refuse;
+    Refuse refuse;
+    Clock::time_point deadline;  // refused if not started by then
   };
   // Shared with every Finished handed out: a reply may go out after this object is gone.
   struct State {
@@ -75,6 +88,9 @@ class HeavyRequests {
     bool stopping = false;
   };
   void loop();
+  // Refuses the waiting requests past their deadline (the oldest are first). Called and
+  // returns with `lock` held; unlocks it while refusing.
+  void refuse_overdue(std::unique_lock<std::mutex>& lock);
 
   const HeavyLimits limits_;
   const Pause pause_;

@@ -14,7 +14,7 @@
 // has no queue, only the dynamic pools have a target size). db_timeouts (PostgreSQL calls cut
 // off by --db-timeout-ms) and db_reconnects (new write connections after a broken one) count
 // since the start. projection_lag: journal entries committed but not yet in the SQL tables
-// (app::DurableEngine pauses commits at kMaxProjectionRows).
+// (app::DurableEngine pauses commits at --max-projection-rows).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>

@@ -73,7 +73,10 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
           answer(error_reply(serving::ReplyError::HandlerFailed));
         }
       },
-      [refuse] { refuse(serving::ReplyError::Stopping); });
+      [refuse](HeavyRequests::Refusal why) {
+        refuse(why == HeavyRequests::Refusal::Stopping ? serving::ReplyError::Stopping
+                                                       : serving::ReplyError::HeavyWaitedTooLong);
+      });
   if (!queued) refuse(serving::ReplyError::HeavyQueueFull);
 }
 

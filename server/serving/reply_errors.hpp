@@ -20,6 +20,7 @@ enum class ReplyError {
   InternalError,          // applying it failed inside the engine; nothing kept
   HandlerFailed,          // the handler threw (out of memory, a bug) before answering
   HeavyQueueFull,         // a large request past --max-heavy-bytes-queued
+  HeavyWaitedTooLong,     // a large request not started within --max-heavy-wait-ms
   Stopping,               // a large request still waiting when the server stops
   OverMemory,             // a request that could grow the state, over --max-memory-bytes
   NoThreadForRequest,     // per-request: no thread could be started for it
@@ -51,6 +52,9 @@ constexpr const char* error_text(ReplyError error) {
     case ReplyError::HeavyQueueFull:
       return "Server busy: too many large requests are waiting (--max-heavy-bytes-queued); "
              "nothing was applied, retry later";
+    case ReplyError::HeavyWaitedTooLong:
+      return "Server busy: a large request waited too long for its turn (--max-heavy-wait-ms; "
+             "the projection or the database is behind); nothing was applied, retry later";
     case ReplyError::Stopping:
       return "Service unavailable: the server is stopping; nothing was applied";
     case ReplyError::OverMemory:

@@ -22,6 +22,7 @@
 #include "bench/reply.hpp"
 #include "bench/workload.hpp"
 #include "net/connection.hpp"
+#include "net/failover.hpp"
 #include "net/framing.hpp"
 #include "support/loopback.hpp"
 
@@ -264,6 +265,141 @@ TEST_CASE("connection refused is a NetError", "[net]") {
   auto ep = net::Endpoint::resolve("127.0.0.1", port);
   CHECK_THROWS_WITH(net::request_once(ep, "<a/>", short_timeouts()),
                     Catch::Contains("cannot connect"));
+}
+
+// ---------------------------------------------------------------- failover
+
+namespace {
+
+// A port nothing listens on (a server that is down).
+std::uint16_t closed_port() {
+  std::uint16_t port;
+  {
+    OneShotServer server([](int) {});
+    port = server.port();
+    net::Connection c = net::Connection::open(net::Endpoint::resolve("127.0.0.1", port),
+                                              std::chrono::milliseconds(500));
+  }
+  return port;
+}
+
+std::vector<std::unique_ptr<net::Endpoint>> servers(std::vector<std::uint16_t> ports) {
+  std::string list;
+  for (auto p : ports)
+    list += (list.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(p);
+  return net::resolve_servers(list, 12345);
+}
+
+net::Failover::Options failover_options(bool persistent = false) {
+  net::Failover::Options o;
+  o.timeouts = short_timeouts();
+  o.persistent = persistent;
+  o.wait = std::chrono::milliseconds(500);
+  return o;
+}
+
+const std::string kServed =
+    "<?xml version=\"1.0\"?>\n<results>\n  <created id=\"1\"/>\n</results>\n";
+const std::string kStandby =
+    "<?xml version=\"1.0\"?>\n<results><error>Service unavailable: this server is a standby; "
+    "nothing was applied</error></results>\n";
+
+}  // namespace
+
+TEST_CASE("servers lists parse strictly", "[failover]") {
+  CHECK(net::resolve_servers("127.0.0.1:1,127.0.0.1:2", 9).size() == 2);
+  CHECK(net::resolve_servers("127.0.0.1", 9).front()->port() == 9);
+  CHECK_THROWS_AS(net::resolve_servers("127.0.0.1:1,,127.0.0.1:2", 9), std::invalid_argument);
+  CHECK_THROWS_AS(net::resolve_servers("", 9), std::invalid_argument);
+  CHECK(net::refused_as_not_serving(kStandby));
+  CHECK_FALSE(net::refused_as_not_serving(kServed));
+  // An item's error is not a refusal of the whole request.
+  CHECK_FALSE(net::refused_as_not_serving(
+      "<results>\n  <error id=\"1\">Service unavailable</error>\n</results>"));
+}
+
+TEST_CASE("failover: a server that is down is passed over", "[failover]") {
+  std::string seen;
+  OneShotServer up([&](int fd) {
+    seen = read_n(fd, std::stoul(read_line(fd)));
+    write_str(fd, kServed);
+  });
+  net::Failover f(servers({closed_port(), up.port()}), failover_options());
+  std::vector<std::string> notes;
+  f.on_switch([&](const std::string& n) { notes.push_back(n); });
+  auto a = f.request("<create/>");
+  REQUIRE(a.kind == net::Failover::Answer::Kind::Reply);
+  CHECK(a.reply == kServed);
+  CHECK(a.server->port() == up.port());
+  CHECK(seen == "<create/>");
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("cannot connect"));
+}
+
+TEST_CASE("failover: a standby's refusal sends the request on, nothing applied there",
+          "[failover]") {
+  std::string at_standby, at_active;
+  OneShotServer standby([&](int fd) {
+    at_standby = read_n(fd, std::stoul(read_line(fd)));
+    write_str(fd, kStandby);
+  });
+  OneShotServer active([&](int fd) {
+    at_active = read_n(fd, std::stoul(read_line(fd)));
+    write_str(fd, kServed);
+  });
+  net::Failover f(servers({standby.port(), active.port()}), failover_options());
+  auto a = f.request("<create/>");
+  REQUIRE(a.kind == net::Failover::Answer::Kind::Reply);
+  CHECK(a.reply == kServed);
+  CHECK(at_standby == "<create/>");
+  CHECK(at_active == "<create/>");
+}
+
+TEST_CASE("failover: a request sent without a reply is unknown and never resent", "[failover]") {
+  std::atomic<int> second_connections{0};
+  OneShotServer dies([&](int fd) {
+    read_n(fd, std::stoul(read_line(fd)));  // takes it whole, then closes: a crash
+  });
+  OneShotServer other(
+      [&](int fd, int) {
+        ++second_connections;
+        read_n(fd, std::stoul(read_line(fd)));
+        write_str(fd, kServed);
+      },
+      1);
+  net::Failover f(servers({dies.port(), other.port()}), failover_options());
+  auto a = f.request(
+      "<transactions id=\"1\"><order sym=\"X\" amount=\"1\" limit=\"1\"/></transactions>");
+  CHECK(a.kind == net::Failover::Answer::Kind::Unknown);
+  CHECK(a.server->port() == dies.port());
+  CHECK(second_connections == 0);  // not resent
+  // The next request goes to the next server.
+  auto b = f.request("<create/>");
+  REQUIRE(b.kind == net::Failover::Answer::Kind::Reply);
+  CHECK(b.server->port() == other.port());
+}
+
+TEST_CASE("failover: persistent sessions move to the server that serves", "[failover]") {
+  std::string got;
+  OneShotServer active([&](int fd) {
+    read_line(fd);
+    write_str(fd, "EXCHANGE-SESSION 1 OK\n");
+    got = read_n(fd, std::stoul(read_line(fd)));
+    write_str(fd, std::to_string(kServed.size()) + "\n" + kServed);
+    read_line(fd);  // until the client closes
+  });
+  net::Failover f(servers({closed_port(), active.port()}), failover_options(true));
+  auto a = f.request("<create/>");
+  REQUIRE(a.kind == net::Failover::Answer::Kind::Reply);
+  CHECK(a.reply == kServed);
+  CHECK(got == "<create/>");
+}
+
+TEST_CASE("failover: no server serving within the wait is unreachable", "[failover]") {
+  net::Failover f(servers({closed_port(), closed_port()}), failover_options());
+  auto a = f.request("<create/>");
+  CHECK(a.kind == net::Failover::Answer::Kind::Unreachable);
+  CHECK_THAT(a.error, Catch::Contains("cannot connect"));
 }
 
 // ---------------------------------------------------------------- replies

@@ -50,6 +50,14 @@ std::string padded_order(const std::string& account, std::size_t bytes) {
 
 std::string journal_rows() { return query_value("SELECT count(*) FROM journal"); }
 
+// How many <NAME elements a reply holds.
+std::size_t count_of(const std::string& reply, const std::string& open_tag) {
+  std::size_t n = 0;
+  for (auto at = reply.find(open_tag); at != std::string::npos; at = reply.find(open_tag, at + 1))
+    ++n;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -244,5 +252,44 @@ TEST_CASE(
   CHECK(lag_peak < 1000000);
   CHECK(probe_total > 0);
   CHECK(probe_ok == probe_total);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE(
+    "A large request held back behind a stuck projection is refused after --max-heavy-wait-ms, "
+    "naming the flag; small requests are answered meanwhile",
+    "[e2e][limits][heavy]") {
+  // Each projection write held back 5 s (a test aid, standing for a projector that cannot
+  // write): the first large request's 420 rows keep the projection past the pause bound (100
+  // rows here) for that long, and the second large request may wait only 200 ms of it.
+  const unsigned short admin = free_port();
+  ServerProcess server({"--reset", "--admin-port", std::to_string(admin), "--projector-delay-ms",
+                        "5000", "--heavy-pause-projection-rows", "100", "--max-heavy-wait-ms",
+                        "200"});
+  REQUIRE_THAT(send_request(server.port(), account_with_symbol("1", "100000000", "WAIT")),
+               Catch::Contains("<created"));
+  std::string body;
+  for (int i = 0; i < 420; ++i) body += "<order sym=\"WAIT\" amount=\"1\" limit=\"1\"/>";
+  const std::string large = transactions("1", body);  // ~17 KB: heavy at the default 16 KiB
+  REQUIRE(large.size() >= 16 * 1024);
+  const std::string first = send_request(server.port(), large);
+  CHECK(count_of(first, "<opened") == 420);
+
+  // Not journal_rows(): that waits for the projection, which is what is held back here.
+  auto journal_now = [] {
+    auto conn = connect_database();
+    pqxx::work tx(conn);
+    return tx.exec1("SELECT count(*) FROM journal")[0].as<long>();
+  };
+  const long journal_before = journal_now();
+  const std::string second = send_request(server.port(), large);
+  INFO("projection lag rows " << scrape(admin, "exchange_projection_lag_rows"));
+  CHECK_THAT(second, Catch::Contains("Server busy") && Catch::Contains("--max-heavy-wait-ms"));
+  CHECK(count_of(second, "<opened") == 0);
+  CHECK(journal_now() == journal_before);  // nothing of it journaled
+  CHECK(scrape(admin, "exchange_heavy_requests_refused_total") == 1);
+  // A small request is not held back by the pause.
+  CHECK_THAT(send_request(server.port(), transactions("1", "<query id=\"1\"/>")),
+             Catch::Contains("<status"));
   CHECK(server.stop() == 0);
 }

@@ -4,6 +4,7 @@
 // (app/memory_budget.hpp) reads this process's resident memory.
 #include "app/heavy_requests.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -58,8 +59,10 @@ app::HeavyRequests::Run runs(Log& log, std::string name) {
   return [&log, name](app::HeavyRequests::Finished f) { log.add("run " + name, std::move(f)); };
 }
 
-std::function<void()> refuses(Log& log, std::string name) {
-  return [&log, name] { log.add("refused " + name); };
+app::HeavyRequests::Refuse refuses(Log& log, std::string name) {
+  return [&log, name](app::HeavyRequests::Refusal why) {
+    log.add((why == app::HeavyRequests::Refusal::Stopping ? "refused " : "overdue ") + name);
+  };
 }
 
 }  // namespace
@@ -114,6 +117,40 @@ TEST_CASE("Past the queue bound a heavy request is refused at once; the waiting 
   // Destroyed with b and c waiting: both refused, in order; a's reply may still come later.
   CHECK(log.events == std::vector<std::string>{"run a", "refused b", "refused c"});
   log.finish_one();  // after the object is gone: must not touch freed memory (ASan)
+}
+
+TEST_CASE("A heavy request paused past --max-heavy-wait-ms is refused, not run", "[unit][heavy]") {
+  Log log;
+  std::atomic<bool> behind{true};  // the projection is far behind, and stays so
+  app::HeavyRequests heavy({1024, 8 * MiB, 64 * MiB, std::chrono::milliseconds(100)},
+                           [&behind] { return behind.load(); });
+  REQUIRE(heavy.submit(1 * MiB, runs(log, "a"), refuses(log, "a")));
+  REQUIRE(heavy.submit(1 * MiB, runs(log, "b"), refuses(log, "b")));
+  // Both are answered (within the wait bound, give or take the scheduler), in order, unrun.
+  REQUIRE(log.wait_for(2));
+  CHECK(log.events == std::vector<std::string>{"overdue a", "overdue b"});
+  CHECK(heavy.counts().refused == 2);
+  CHECK(heavy.counts().queued == 0);
+  CHECK(heavy.counts().queued_bytes == 0);
+  // Once the projection caught up, a new one runs.
+  behind = false;
+  REQUIRE(heavy.submit(1 * MiB, runs(log, "c"), refuses(log, "c")));
+  REQUIRE(log.wait_for(3));
+  CHECK(log.events.back() == "run c");
+  log.finish_one();
+}
+
+TEST_CASE("A heavy request behind one that never finishes is refused after the wait bound",
+          "[unit][heavy]") {
+  Log log;
+  app::HeavyRequests heavy({1024, 1 * MiB, 64 * MiB, std::chrono::milliseconds(100)});
+  REQUIRE(heavy.submit(1 * MiB, runs(log, "a"), refuses(log, "a")));
+  REQUIRE(log.wait_for(1));  // a runs and is never answered (its commit is stuck)
+  REQUIRE(heavy.submit(1 * MiB, runs(log, "b"), refuses(log, "b")));
+  REQUIRE(log.wait_for(2));
+  CHECK(log.events == std::vector<std::string>{"run a", "overdue b"});
+  CHECK(heavy.counts().in_flight_bytes == 1 * MiB);  // a still counts until it is answered
+  log.finish_one();
 }
 
 TEST_CASE("The memory budget reads this process's resident memory", "[unit][memory]") {
