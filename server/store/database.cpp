@@ -12,50 +12,6 @@
 namespace store {
 namespace {
 
-// One statement writes a whole batch: each table's rows travel as parallel arrays (bound
-// parameters, never spliced into SQL) and are upserted by data-modifying CTEs. Upserts carry
-// final values and executions are inserted once, so projecting the same batch twice (a
-// reload re-projects the journal after the stored position) is harmless. Foreign keys and CHECKs
-// are verified at the end of the statement. Every part writes only while writer_epoch is still
-// ours ($24), as the journal append does (journal_sql.cpp): a fenced projector must not
-// overwrite the new writer's rows with its stale final values. It returns 1 if it wrote, 0 if
-// fenced.
-const char* kWriteBatch = R"SQL(
-WITH fence AS MATERIALIZED (
-  SELECT epoch FROM writer_epoch WHERE epoch = $24 FOR SHARE
-), new_symbols AS (
-  INSERT INTO symbols (sym) SELECT unnest($1::text[]) WHERE EXISTS (SELECT FROM fence)
-  ON CONFLICT DO NOTHING
-), account_rows AS (
-  INSERT INTO accounts (id, balance, deposited)
-  SELECT * FROM unnest($2::text[], $3::numeric[], $4::numeric[]) WHERE EXISTS (SELECT FROM fence)
-  ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance
-), position_rows AS (
-  INSERT INTO positions (account_id, symbol, amount, granted)
-  SELECT * FROM unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
-  WHERE EXISTS (SELECT FROM fence)
-  ON CONFLICT (account_id, symbol) DO UPDATE
-    SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
-), position AS (
-  UPDATE projection_position SET seq = $23 WHERE EXISTS (SELECT FROM fence)
-), order_rows AS (
-  INSERT INTO orders (id, account_id, symbol, amount, limit_price, open_amount, created_at,
-                      canceled_at)
-  SELECT * FROM unnest($9::bigint[], $10::text[], $11::text[], $12::numeric[], $13::numeric[],
-                       $14::numeric[], $15::bigint[], $16::bigint[])
-  WHERE EXISTS (SELECT FROM fence)
-  ON CONFLICT (id) DO UPDATE
-    SET open_amount = EXCLUDED.open_amount, canceled_at = EXCLUDED.canceled_at
-), execution_rows AS (
-  INSERT INTO executions (id, buy_order, sell_order, shares, price, executed_at)
-  SELECT * FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::numeric[],
-                       $21::numeric[], $22::bigint[])
-  WHERE EXISTS (SELECT FROM fence)
-  ON CONFLICT (id) DO NOTHING
-)
-SELECT count(*) FROM fence
-)SQL";
-
 std::optional<std::int64_t> optional_int(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
   return f.as<std::int64_t>();
@@ -78,11 +34,6 @@ Database::Database(const std::string& conninfo, std::chrono::milliseconds timeou
 }
 
 Database::~Database() = default;
-
-void Database::prepare_writes() {
-  bounded("preparing the batch write", timeout_,
-          [&] { conn_->prepare("write_batch", kWriteBatch); });
-}
 
 void Database::apply_schema(const std::string& schema_sql) {
   bounded("applying the schema", timeout_ * 10, [&] {
@@ -183,122 +134,6 @@ bool Database::end_backend(const Backend& other, std::chrono::milliseconds wait)
         other.pid, other.started, static_cast<std::int64_t>(wait.count()));
     return rows.empty() || rows[0][0].as<bool>();
   });
-}
-
-namespace {
-
-// One statement's share of a batch: up to `rows` rows taken from each table in turn, so a
-// batch of any size is written by statements of bounded size.
-struct ProjectionChunk {
-  ArrayLiteral sym;
-  ArrayLiteral acc_id, acc_balance, acc_deposited;
-  ArrayLiteral pos_account, pos_symbol, pos_amount, pos_granted;
-  ArrayLiteral o_id, o_account, o_symbol, o_amount, o_limit, o_open, o_created, o_canceled;
-  ArrayLiteral e_id, e_buy, e_sell, e_shares, e_price, e_time;
-};
-
-// Takes up to `n` elements of [it, end) into the chunk with `add`, advancing `it`.
-template <typename It, typename Add>
-void take(It& it, It end, std::size_t n, Add add) {
-  for (; it != end && n > 0; ++it, --n) add(*it);
-}
-
-}  // namespace
-
-std::size_t Database::rows_of(const Batch& batch) {
-  return batch.symbols.size() + batch.accounts.size() + batch.positions.size() +
-         batch.orders.size() + batch.executions.size();
-}
-
-void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch) {
-  auto sym_it = batch.symbols.begin();
-  auto acc_it = batch.accounts.begin();
-  auto pos_it = batch.positions.begin();
-  auto ord_it = batch.orders.begin();
-  auto exe_it = batch.executions.begin();
-  auto next_chunk = [&] {
-    const std::size_t n = kProjectionRowsPerStatement;
-    ProjectionChunk c;
-    take(sym_it, batch.symbols.end(), n, [&](const std::string& s) { c.sym.add(s); });
-    take(acc_it, batch.accounts.end(), n, [&](const auto& entry) {
-      const auto& row = entry.second;
-      c.acc_id.add(row.id);
-      c.acc_balance.add(row.balance);
-      c.acc_deposited.add(row.deposited);
-    });
-    take(pos_it, batch.positions.end(), n, [&](const auto& entry) {
-      const auto& row = entry.second;
-      c.pos_account.add(row.account);
-      c.pos_symbol.add(row.symbol);
-      c.pos_amount.add(row.amount);
-      c.pos_granted.add(row.granted);
-    });
-    take(ord_it, batch.orders.end(), n, [&](const auto& entry) {
-      const auto& row = entry.second;
-      c.o_id.add(row.id);
-      c.o_account.add(row.account);
-      c.o_symbol.add(row.symbol);
-      c.o_amount.add(row.amount);
-      c.o_limit.add(row.limit);
-      c.o_open.add(row.open);
-      c.o_created.add(row.created_at);
-      if (row.canceled_at)
-        c.o_canceled.add(*row.canceled_at);
-      else
-        c.o_canceled.add_null();
-    });
-    take(exe_it, batch.executions.end(), n, [&](const market::ExecutionRow& row) {
-      c.e_id.add(row.id);
-      c.e_buy.add(row.buy_order);
-      c.e_sell.add(row.sell_order);
-      c.e_shares.add(row.shares);
-      c.e_price.add(row.price);
-      c.e_time.add(row.time);
-    });
-    return c;
-  };
-  auto more = [&] {
-    return sym_it != batch.symbols.end() || acc_it != batch.accounts.end() ||
-           pos_it != batch.positions.end() || ord_it != batch.orders.end() ||
-           exe_it != batch.executions.end();
-  };
-  // Whether the statement wrote (false: writer_epoch has moved on, and it wrote nothing).
-  auto write = [&](pqxx::transaction_base& tx, ProjectionChunk& c) {
-    return tx.exec_prepared1("write_batch", c.sym.done(), c.acc_id.done(), c.acc_balance.done(),
-                             c.acc_deposited.done(), c.pos_account.done(), c.pos_symbol.done(),
-                             c.pos_amount.done(), c.pos_granted.done(), c.o_id.done(),
-                             c.o_account.done(), c.o_symbol.done(), c.o_amount.done(),
-                             c.o_limit.done(), c.o_open.done(), c.o_created.done(),
-                             c.o_canceled.done(), c.e_id.done(), c.e_buy.done(), c.e_sell.done(),
-                             c.e_shares.done(), c.e_price.done(), c.e_time.done(), through_seq,
-                             epoch)[0]
-               .as<std::int64_t>() == 1;
-  };
-
-  ProjectionChunk first = next_chunk();
-  if (!more()) {
-    // The usual case: a single statement outside BEGIN/COMMIT is its own transaction, one
-    // round trip per batch.
-    const bool ours = bounded("projecting a batch", timeout_, [&] {
-      pqxx::nontransaction tx(*conn_);
-      return write(tx, first);
-    });
-    if (!ours) throw fenced(epoch);
-    return;
-  }
-  // A big batch (a large sweep, a long backlog): several statements, each bounded by the
-  // timeout on its own, in one transaction, so the tables still move from one journal seq to
-  // another at once.
-  auto tx = std::make_unique<pqxx::work>(*conn_);
-  // A fenced part rolls the whole transaction back when `tx` goes out of scope unfinished.
-  if (!bounded("projecting a batch (first part)", timeout_, [&] { return write(*tx, first); }))
-    throw fenced(epoch);
-  while (more()) {
-    ProjectionChunk c = next_chunk();
-    if (!bounded("projecting a batch (next part)", timeout_, [&] { return write(*tx, c); }))
-      throw fenced(epoch);
-  }
-  bounded("committing a projection", timeout_, [&] { tx->commit(); });
 }
 
 }  // namespace store

@@ -76,11 +76,13 @@ class Database {
   std::map<market::OrderId, market::OrderStatus> find_orders(
       const std::string& account, const std::vector<market::OrderId>& ids);
   // Projects a batch's effects into the SQL tables in one transaction and sets
-  // projection_position to `through_seq` with them: one statement (one round trip) for up to
-  // kProjectionRowsPerStatement rows of each table, more statements for a bigger batch, each
-  // bounded by the timeout on its own. Idempotent: rows carry final values and executions
-  // already stored are skipped, so re-projecting is safe. Writes only while writer_epoch is
-  // `epoch`; throws Fenced (nothing written) once it is not.
+  // projection_position to `through_seq` with them (store/projection_sql.cpp): orders and
+  // executions after the largest stored ids are appended with COPY, the rows that change
+  // (balances, positions, orders stored before) are written by one statement per
+  // kProjectionRowsPerStatement rows of each table, each call bounded by the timeout on its
+  // own. Idempotent: a batch whose seq the position has reached is skipped, and ids already
+  // stored are updated, never inserted twice. Writes only while writer_epoch is `epoch`;
+  // throws Fenced (nothing written) once it is not.
   void project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch);
   static constexpr std::size_t kProjectionRowsPerStatement = 20000;
   // The rows project() writes for `batch` (after merging).

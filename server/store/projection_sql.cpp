@@ -1,0 +1,205 @@
+// The projection's SQL: how store::Projector writes a merged batch into the tables, one
+// transaction per write.
+//
+// Measured on the projector's PostgreSQL backend (docs/PERFORMANCE.md, "Per-order CPU budget"):
+// rows that are new, the orders placed and the executions, cost least appended with COPY
+// (PostgreSQL inserts them a page at a time, with no executor and no conflict check per row);
+// rows that change, balances, positions and the orders placed earlier, are upserted or updated
+// from arrays in one statement. So a write is:
+//   1. where the tables are: the stored position and the largest order and execution ids;
+//      if the position has reached `through_seq` already, the write committed before (its
+//      answer was lost with a broken connection) and there is nothing to do;
+//   2. COPY of the orders after the largest stored id, and of the executions likewise;
+//   3. one statement: symbols, accounts and positions upserted with their final values,
+//      the open amount and cancel time of orders stored before, projection_position moved to
+//      `through_seq`, all only while writer_epoch is still ours (the same fence as the
+//      journal's, journal_sql.cpp); with more than kProjectionRowsPerStatement rows of a table,
+//      several such statements;
+//   4. commit, or roll back if the fence found another writer's epoch (nothing is written).
+// Re-projecting is harmless: an id at or below the largest stored one is an update, never a
+// second insert.
+#include <optional>
+#include <tuple>
+
+#include <pqxx/pqxx>
+
+#include "store/database.hpp"
+#include "store/database_internal.hpp"
+
+namespace store {
+namespace {
+
+const char* kWhereTablesAre = R"SQL(
+SELECT (SELECT seq FROM projection_position),
+       (SELECT coalesce(max(id), 0) FROM orders),
+       (SELECT coalesce(max(id), 0) FROM executions)
+)SQL";
+
+// The rows that change, as parallel arrays (bound parameters, never spliced into SQL). Every
+// part writes only while writer_epoch is still ours ($13): `fence` takes its row FOR SHARE
+// until the commit, so a bump waits for it, and after a bump it finds no row. It returns 1 if
+// it wrote, 0 if fenced.
+const char* kWriteChanges = R"SQL(
+WITH fence AS MATERIALIZED (
+  SELECT epoch FROM writer_epoch WHERE epoch = $13 FOR SHARE
+), new_symbols AS (
+  INSERT INTO symbols (sym) SELECT unnest($1::text[]) WHERE EXISTS (SELECT FROM fence)
+  ON CONFLICT DO NOTHING
+), account_rows AS (
+  INSERT INTO accounts (id, balance, deposited)
+  SELECT * FROM unnest($2::text[], $3::numeric[], $4::numeric[]) WHERE EXISTS (SELECT FROM fence)
+  ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance
+), position_rows AS (
+  INSERT INTO positions (account_id, symbol, amount, granted)
+  SELECT * FROM unnest($5::text[], $6::text[], $7::numeric[], $8::numeric[])
+  WHERE EXISTS (SELECT FROM fence)
+  ON CONFLICT (account_id, symbol) DO UPDATE
+    SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
+), order_changes AS (
+  UPDATE orders SET open_amount = c.open_amount, canceled_at = c.canceled_at
+  FROM unnest($9::bigint[], $10::numeric[], $11::bigint[]) AS c (id, open_amount, canceled_at)
+  WHERE orders.id = c.id AND EXISTS (SELECT FROM fence)
+), position AS (
+  UPDATE projection_position SET seq = $12 WHERE EXISTS (SELECT FROM fence)
+)
+SELECT count(*) FROM fence
+)SQL";
+
+// One statement's share of the changed rows: up to kProjectionRowsPerStatement of each table.
+struct Changes {
+  ArrayLiteral sym;
+  ArrayLiteral acc_id, acc_balance, acc_deposited;
+  ArrayLiteral pos_account, pos_symbol, pos_amount, pos_granted;
+  ArrayLiteral o_id, o_open, o_canceled;
+};
+
+// Takes up to `n` elements of [it, end) that `wanted` accepts, with `add`, advancing `it`.
+template <typename It, typename Wanted, typename Add>
+void take(It& it, It end, std::size_t n, Wanted wanted, Add add) {
+  for (; it != end && n > 0; ++it) {
+    if (!wanted(*it)) continue;
+    add(*it);
+    --n;
+  }
+}
+
+const auto kAll = [](const auto&) { return true; };
+
+std::string text(std::int64_t v) { return std::to_string(v); }
+std::string text(const market::Decimal& v) { return v.to_string(); }
+
+}  // namespace
+
+void Database::prepare_writes() {
+  bounded("preparing the projection write", timeout_,
+          [&] { conn_->prepare("write_changes", kWriteChanges); });
+}
+
+std::size_t Database::rows_of(const Batch& batch) {
+  return batch.symbols.size() + batch.accounts.size() + batch.positions.size() +
+         batch.orders.size() + batch.executions.size();
+}
+
+void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch) {
+  std::optional<pqxx::work> transaction;
+  const auto [position, last_order, last_execution] =
+      bounded("reading the projection's position", timeout_, [&] {
+        transaction.emplace(*conn_);
+        auto row = transaction->exec1(kWhereTablesAre);
+        return std::make_tuple(row[0].as<std::int64_t>(), row[1].as<std::int64_t>(),
+                               row[2].as<std::int64_t>());
+      });
+  pqxx::work& tx = *transaction;
+  if (position >= through_seq) return;  // written before; `tx` rolls back, having changed nothing
+  const auto is_new_order = [&](const auto& entry) { return entry.first > last_order; };
+  const auto is_stored_order = [&](const auto& entry) { return entry.first <= last_order; };
+
+  bounded("appending orders", timeout_, [&] {
+    bool any = false;
+    for (const auto& entry : batch.orders) any = any || is_new_order(entry);
+    if (!any) return;
+    pqxx::stream_to copy(
+        tx, "orders",
+        std::vector<std::string>{"id", "account_id", "symbol", "amount", "limit_price",
+                                 "open_amount", "created_at", "canceled_at"});
+    for (const auto& entry : batch.orders) {
+      if (!is_new_order(entry)) continue;
+      const market::OrderRow& o = entry.second;
+      const std::string canceled = o.canceled_at ? text(*o.canceled_at) : std::string();
+      copy << std::make_tuple(o.id, o.account, o.symbol, text(o.amount), text(o.limit),
+                              text(o.open), o.created_at,
+                              o.canceled_at ? canceled.c_str() : nullptr);
+    }
+    copy.complete();
+  });
+  bounded("appending executions", timeout_, [&] {
+    bool any = false;
+    for (const auto& e : batch.executions) any = any || e.id > last_execution;
+    if (!any) return;
+    pqxx::stream_to copy(tx, "executions",
+                         std::vector<std::string>{"id", "buy_order", "sell_order", "shares",
+                                                  "price", "executed_at"});
+    for (const auto& e : batch.executions)
+      if (e.id > last_execution)
+        copy << std::make_tuple(e.id, e.buy_order, e.sell_order, text(e.shares), text(e.price),
+                                e.time);
+    copy.complete();
+  });
+
+  auto sym_it = batch.symbols.begin();
+  auto acc_it = batch.accounts.begin();
+  auto pos_it = batch.positions.begin();
+  auto ord_it = batch.orders.begin();
+  const auto next_changes = [&] {
+    const std::size_t n = kProjectionRowsPerStatement;
+    Changes c;
+    take(sym_it, batch.symbols.end(), n, kAll, [&](const std::string& s) { c.sym.add(s); });
+    take(acc_it, batch.accounts.end(), n, kAll, [&](const auto& entry) {
+      const auto& row = entry.second;
+      c.acc_id.add(row.id);
+      c.acc_balance.add(row.balance);
+      c.acc_deposited.add(row.deposited);
+    });
+    take(pos_it, batch.positions.end(), n, kAll, [&](const auto& entry) {
+      const auto& row = entry.second;
+      c.pos_account.add(row.account);
+      c.pos_symbol.add(row.symbol);
+      c.pos_amount.add(row.amount);
+      c.pos_granted.add(row.granted);
+    });
+    take(ord_it, batch.orders.end(), n, is_stored_order, [&](const auto& entry) {
+      const auto& row = entry.second;
+      c.o_id.add(row.id);
+      c.o_open.add(row.open);
+      if (row.canceled_at)
+        c.o_canceled.add(*row.canceled_at);
+      else
+        c.o_canceled.add_null();
+    });
+    return c;
+  };
+  const auto more = [&] {
+    return sym_it != batch.symbols.end() || acc_it != batch.accounts.end() ||
+           pos_it != batch.positions.end() || ord_it != batch.orders.end();
+  };
+  // At least one statement, which moves the position (and checks the fence) however few rows
+  // changed.
+  bool ours = true;
+  do {
+    Changes c = next_changes();
+    ours = bounded("projecting changed rows", timeout_, [&] {
+      return tx.exec_prepared1("write_changes", c.sym.done(), c.acc_id.done(), c.acc_balance.done(),
+                               c.acc_deposited.done(), c.pos_account.done(), c.pos_symbol.done(),
+                               c.pos_amount.done(), c.pos_granted.done(), c.o_id.done(),
+                               c.o_open.done(), c.o_canceled.done(), through_seq, epoch)[0]
+                 .as<std::int64_t>() == 1;
+    });
+  } while (ours && more());
+  if (!ours) {
+    tx.abort();  // what the COPYs appended goes too
+    throw fenced(epoch);
+  }
+  bounded("committing a projection", timeout_, [&] { tx.commit(); });
+}
+
+}  // namespace store
