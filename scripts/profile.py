@@ -2,7 +2,7 @@
 """Where the time goes in one benchmark case: the per-order CPU budget, and perf profiles.
 
     scripts/profile.sh [--model reactor] [--seconds 8] [--db URL] [--pg-port 26000]
-                       [--server PATH] [--floor] [--no-perf] [--setup-sql SQL] [--top 15]
+                       [--server PATH] [--floor] [--no-perf] [--setup-sql SQL] [--server-args ARGS] [--keep DIR] [--top 15]
                        [-- BENCH ARGS...]
     scripts/profile.sh -- --clients 64 --persistent          (the default case)
 
@@ -180,6 +180,9 @@ def main():
     ap.add_argument("--no-perf", action="store_true", help="CPU accounting only, no perf")
     ap.add_argument("--setup-sql", help="SQL run on the database once the server is up (experiments: "
                     "drop an index, change a table's settings)")
+    ap.add_argument("--server-args", default="",
+                    help="more exchange-server flags, as one string (e.g. \"--projection-gather-ms 200\")")
+    ap.add_argument("--keep", help="keep the perf data, logs and bench output in this directory")
     ap.add_argument("--top", type=int, default=15, help="functions shown per profile")
     ap.add_argument("bench", nargs="*", help="after --: exchange-client bench arguments")
     args = ap.parse_args()
@@ -204,12 +207,13 @@ def run(args, bench_args):
         dbname = "exchange_floor"
         db = pg.ensure_database(dbname)
     binary = args.server or os.path.join(bindir, "exchange-floor" if args.floor else "exchange-server")
-    out = tempfile.mkdtemp(prefix="profile-")
+    out = args.keep or tempfile.mkdtemp(prefix="profile-")
+    os.makedirs(out, exist_ok=True)
     port = free_port()
     log = open(os.path.join(out, "server.log"), "w")
     server = REAPER.process(subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--db", db, "--concurrency", args.model,
-         "--reset", "--log-level", "info"], stderr=log), os.path.basename(binary))
+         "--reset", "--log-level", "info", *args.server_args.split()], stderr=log), os.path.basename(binary))
     for _ in range(200):
         if server.poll() is not None:
             raise SystemExit(f"profile: {binary} exited with status {server.returncode}")
@@ -326,7 +330,10 @@ def run(args, bench_args):
         for line in f:
             if "stopped after" in line:
                 print(line.rstrip())
-    shutil.rmtree(out, ignore_errors=True)
+    if args.keep:
+        print(f"\nperf data, logs and bench output kept in {out}")
+    else:
+        shutil.rmtree(out, ignore_errors=True)
     return 0
 
 

@@ -44,7 +44,9 @@ DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
             // a long time, or a flood of small requests, gets here.
             projector_.wait_pending_below(options_.max_projection_rows);
           }),
-      archive_({options_.conninfo, options_.db_timeout, options_.archive_connections}) {}
+      archive_({options_.conninfo, options_.db_timeout, options_.archive_connections}) {
+  projector_.gather_for(options_.projection_gather);
+}
 
 DurableEngine::~DurableEngine() { stop(true); }
 

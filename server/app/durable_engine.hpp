@@ -63,6 +63,8 @@ struct DurableEngineOptions {
   // (--heavy-pause-projection-rows), so the rows they make cannot push the projection to
   // max_projection_rows, where every reply waits.
   std::size_t heavy_pause_projection_rows = 500000;
+  // How long committed effects gather before a projection write (--projection-gather-ms).
+  std::chrono::milliseconds projection_gather = store::Projector::kDefaultGather;
   // Test aid: holds every projection write back this long (0 in production).
   std::chrono::milliseconds projector_delay{0};
   // The writer epoch this process was given (store::WriterLock::begin_epoch): every journal

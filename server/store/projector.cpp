@@ -20,6 +20,8 @@ Projector::Projector(std::string conninfo, std::int64_t epoch, std::chrono::mill
       delay_(delay),
       on_fenced_(std::move(on_fenced)) {}
 
+void Projector::gather_for(std::chrono::milliseconds gather) { gather_ = gather; }
+
 Projector::~Projector() { stop(std::chrono::seconds(0)); }
 
 void Projector::start() {
@@ -39,16 +41,21 @@ void Projector::stop(std::chrono::seconds drain_for) {
 
 void Projector::enqueue(Batch&& effects, std::int64_t through_seq) {
   effects.journal = {};  // the payloads are in the journal already; only the rows matter here
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (fenced_) return;  // never to be written
     const auto now = std::chrono::steady_clock::now();
     if (pending_rows_ == 0 && !writing_) oldest_pending_ = now;
+    // The thread needs waking only from its idle wait, or to write early (it gathers on a
+    // timer): one system call less per commit.
+    wake = queue_.empty() ||
+           (pending_rows_ < kMaxRowsPerWrite && pending_rows_ + effects.rows >= kMaxRowsPerWrite);
     pending_rows_ += effects.rows;
     queue_.push_back({std::move(effects), through_seq, now});
     queued_.store(through_seq, std::memory_order_release);
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void Projector::discard_queue() {
@@ -233,14 +240,22 @@ void Projector::run() {
       wake_.wait_for(lock, delay_, [this] { return stopping_; });
       if (queue_.empty()) continue;
     }
-    // Gather for a moment before writing: in one write the last row per account, position
-    // and order wins, so the longer the stretch, the fewer rows PostgreSQL upserts per request
-    // (the CPU it saves is the reply path's, on a machine of few cores).
+    // Gather before writing: in one write the last row per account, position and order wins
+    // (an order placed and filled within the stretch is written once), so the longer the
+    // stretch, the fewer rows PostgreSQL writes per request (the CPU it saves is the reply
+    // path's, on a machine of few cores). Under load that is gather_ from the oldest entry
+    // waiting; once no batch has come for kQuietFor, what waits is written at once, so an
+    // idle server's tables are not kept waiting.
     if (!stopping_ && pending_rows_ < kMaxRowsPerWrite) {
       const std::uint64_t generation = generation_;
-      wake_.wait_for(lock, kGatherFor, [&] {
-        return stopping_ || pending_rows_ >= kMaxRowsPerWrite || generation_ != generation;
-      });
+      const auto deadline = queue_.front().enqueued + gather_;
+      for (;;) {
+        if (stopping_ || pending_rows_ >= kMaxRowsPerWrite || generation_ != generation) break;
+        const auto quiet_from = queue_.back().enqueued + kQuietFor;
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline || now >= quiet_from) break;
+        wake_.wait_until(lock, std::min(deadline, quiet_from));
+      }
       if (queue_.empty()) continue;
     }
     // Take a bounded run of queued batches; merge them outside the lock (enqueue runs on the

@@ -39,9 +39,11 @@ class Projector {
   // Rows merged into one write at most (each statement of it holds at most
   // Database::kProjectionRowsPerStatement per table): about a second of projection here.
   static constexpr std::size_t kMaxRowsPerWrite = 100000;
-  // How long queued effects gather before a write (unless kMaxRowsPerWrite are queued):
-  // the projection trails the journal by about this much plus one write.
-  static constexpr std::chrono::milliseconds kGatherFor{200};
+  // How long queued effects gather before a write by default (unless kMaxRowsPerWrite are
+  // queued, or no batch came for kQuietFor): under load the projection trails the journal by
+  // about this much plus one write.
+  static constexpr std::chrono::milliseconds kDefaultGather{500};
+  static constexpr std::chrono::milliseconds kQuietFor{50};
 
   // Runs once, on the projector's thread, when one of its writes was fenced; with why.
   using FencedFn = std::function<void(const std::string& why)>;
@@ -59,6 +61,8 @@ class Projector {
   Projector(const Projector&) = delete;
   Projector& operator=(const Projector&) = delete;
 
+  // How long effects gather before a write (--projection-gather-ms); call before start().
+  void gather_for(std::chrono::milliseconds gather);
   void start();
   // Writes what is queued (giving up after `drain_for` of failures: the next start replays
   // the journal anyway), then stops the thread.
@@ -116,6 +120,7 @@ class Projector {
   std::int64_t journal_keep_;
   std::int64_t trimmed_through_ = 0;  // the projector thread's
   std::chrono::milliseconds delay_;
+  std::chrono::milliseconds gather_ = kDefaultGather;
   FencedFn on_fenced_;
   std::unique_ptr<Database> db_;  // the projector thread's own
   Backend backend_;               // db_'s; ended once db_ failed
