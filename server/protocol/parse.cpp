@@ -1,7 +1,10 @@
 #include "protocol/parse.hpp"
 
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include <pugixml.hpp>
 
@@ -12,6 +15,53 @@ namespace protocol {
 namespace {
 
 using market::Decimal;
+
+// pugixml takes a 32 KiB page from malloc for every document it parses, and glibc's malloc
+// pays for a request that size with malloc_consolidate: about half of parse()'s CPU, measured
+// (docs/PERFORMANCE.md, "Per-order CPU budget"). So each thread keeps the last page-sized block
+// pugixml freed for its next document: one block (about 32 KiB) per thread that parses.
+// Installed during static initialisation, before any document exists, so every block
+// pugixml frees was allocated here (each carries its size in front).
+class XmlMemory {
+ public:
+  static void* allocate(std::size_t size) {
+    Cache& c = cache();
+    if (c.block && size == c.size) return data(std::exchange(c.block, nullptr));
+    void* block = std::malloc(kHeader + size);
+    if (!block) return nullptr;
+    *static_cast<std::size_t*>(block) = size;
+    return data(block);
+  }
+  static void deallocate(void* ptr) {
+    if (!ptr) return;
+    void* block = static_cast<char*>(ptr) - kHeader;
+    const std::size_t size = *static_cast<std::size_t*>(block);
+    Cache& c = cache();
+    if (!c.block && size >= kPageFrom && size < 2 * kPageFrom) {
+      c.block = block;
+      c.size = size;
+      return;
+    }
+    std::free(block);
+  }
+
+ private:
+  static constexpr std::size_t kHeader = alignof(std::max_align_t);
+  static constexpr std::size_t kPageFrom = 32768;  // pugixml's page, with its header
+  struct Cache {
+    void* block = nullptr;
+    std::size_t size = 0;
+    ~Cache() { std::free(block); }
+  };
+  static Cache& cache() {
+    thread_local Cache c;
+    return c;
+  }
+  static void* data(void* block) { return static_cast<char*>(block) + kHeader; }
+};
+
+const bool kXmlMemoryInstalled =
+    (pugi::set_memory_management_functions(XmlMemory::allocate, XmlMemory::deallocate), true);
 
 bool all_of(std::string_view s, bool (*pred)(char)) {
   if (s.empty()) return false;
