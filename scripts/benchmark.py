@@ -3,6 +3,7 @@
 
     scripts/benchmark.py [--seconds 10] [--soak-minutes 10] [--quick] [--db URL] [--pg-port 25888]
                          [--only TEXT] [--server PATH[,PATH...]] [--no-floor] [--repeat N] [--bin DIR]
+    scripts/benchmark.py --sustained 60 [--db URL] [--pg-port 25888] [--bin DIR]
 
 Every case starts exchange-server (build/bin) on a fresh database (--reset) in the model
 named in the table, runs `exchange-client bench` on the same machine (workload: 200 accounts
@@ -43,6 +44,15 @@ among the targets. On a shared machine only a ratio from the same run means anyt
 judges the server's row and the ratio by their medians. --no-floor skips the floor.
 --bin DIR takes exchange-server, exchange-floor and exchange-client from DIR (default
 build/bin).
+
+--sustained SECONDS runs only the sustained case instead: persistent sessions, 64 clients,
+1 order/request (reactor) for that long, with the server's /metrics (--admin-port) read every
+250 ms. It prints throughput and CPU split, then the projection lag (journal entries, rows and
+seconds behind: exchange_projection_lag_*) at the start, middle and end of the run (the highest
+in each third, since the lag rises while effects gather and drops at each write, and the last
+sample of each), how long the projection took to catch up after the load stopped, and whether
+the lag stayed bounded: the last third's highest within 1.5 times the first third's plus half a
+second's worth. Exit status 1 if it grew.
 """
 import argparse
 import json
@@ -213,6 +223,10 @@ def main():
     ap.add_argument("--no-floor", action="store_true", help="skip the durable floor (exchange-floor) runs")
     ap.add_argument("--repeat", type=int, default=1,
                     help="alternate server and floor this many times in the floor cases; medians judged")
+    ap.add_argument("--sustained", type=float, metavar="SECONDS",
+                    help="run only the sustained case: persistent sessions, 64 clients, 1 order/request for this "
+                         "long, printing the projection lag (from /metrics) at the start, middle and end and "
+                         "whether it stayed bounded")
     ap.add_argument("--bin", help="directory of exchange-server, exchange-floor, exchange-client (default build/bin)")
     args = ap.parse_args()
     seconds = 2 if args.quick else args.seconds
@@ -250,6 +264,8 @@ def run(args, seconds, soak):
                  else "already running, used and left running"), flush=True)
     rows = []
     pg = Postgres(db)
+    if args.sustained:
+        return sustained(args, db, pg)
     floor_db = None if args.no_floor else pg.ensure_database(FLOOR_DB)
 
     def report(name, model, value, unit, target, detail, ok, counted=True, case=None):
@@ -371,6 +387,102 @@ def run(args, seconds, soak):
 
     print(verdict(args, rows), flush=True)
     return 0
+
+
+LAG_METRICS = ("exchange_projection_lag_entries", "exchange_projection_lag_rows", "exchange_projection_lag_seconds",
+               "exchange_journal_seq")
+
+
+def metrics(port):
+    """The projection's gauges from the server's /metrics: {name: value}."""
+    import urllib.request
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in LAG_METRICS:
+            out[name] = float(value)
+    return out
+
+
+def sustained(args, db, pg):
+    """The persistent 64-client case for --sustained seconds, with the projection lag sampled
+    every 250 ms from /metrics. The lag is a sawtooth (effects gather, then one write catches
+    up), so each third of the run is summarised by its highest lag; bounded means the last
+    third's highest lag is no more than 1.5 times the first third's plus half a second's worth
+    (entries and rows at the run's rate, or 0.5 s): a projection that cannot keep up shows as a
+    lag that keeps growing."""
+    seconds = args.sustained
+    admin = free_port()
+    model, bargs = "reactor", ["--clients", "64", "--persistent"]
+    print(f"benchmark: sustained case, {seconds:g} s after 1 s of warm-up: persistent sessions, 64 clients, "
+          f"1 order/request, {model}; projection lag from /metrics every 250 ms; machine: {os.cpu_count()} "
+          f"cores, load average {load1()}", flush=True)
+    server = start_server(db, model, extra=["--admin-port", str(admin)])
+    samples = []  # (seconds since the bench started, {metric: value})
+    stop = threading.Event()
+
+    def sample(t0):
+        while not stop.wait(0.25):
+            try:
+                samples.append((time.monotonic() - t0, metrics(admin)))
+            except OSError:
+                pass
+
+    t = threading.Thread(target=sample, args=(time.monotonic(),))
+    t.start()
+    try:
+        split = CpuSplit(pg, server.pid)
+        rep = bench(seconds, bargs)
+        served = max(rep["ok"] + rep["rejected"], 1)
+        split.finish(rep["items"] + rep["warmup_requests"] * rep["items"] / served)
+        stop.set()
+        t.join()
+        # How long the projection takes to catch up once the load stops.
+        ended, caught_up = time.monotonic(), None
+        while time.monotonic() - ended < 30:
+            m = metrics(admin)
+            if m.get("exchange_projection_lag_entries", 1) == 0:
+                caught_up = time.monotonic() - ended
+                break
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        t.join()
+        stop_server(server)
+    split.commits_after_stop()
+    measured = [(at, m) for at, m in samples if at >= 1.0 and len(m) == len(LAG_METRICS)]
+    if len(measured) < 6:
+        print("benchmark: too few /metrics samples to judge the lag", flush=True)
+        return 1
+    rate = rep["throughput_items_ps"]
+    print(f"{'sustained: persistent sessions, 64 clients':<55} {model:<9} {rate:>10,.0f} orders/s  "
+          f"p99 {rep['latency_ms']['p99']:.2f} ms, errors {rep['error_replies'] + rep['connection_errors']}",
+          flush=True)
+    print(split.line(), flush=True)
+    thirds = [measured[i * len(measured) // 3:(i + 1) * len(measured) // 3] for i in range(3)]
+    highest = []
+    for name, part in zip(("start", "middle", "end"), thirds):
+        top = {k: max(m[k] for _, m in part) for k in LAG_METRICS[:3]}
+        highest.append(top)
+        print(f"  projection lag, {name:<6} ({part[0][0]:5.1f}-{part[-1][0]:5.1f} s): highest "
+              f"{top['exchange_projection_lag_entries']:>8,.0f} entries, {top['exchange_projection_lag_rows']:>9,.0f} "
+              f"rows, {top['exchange_projection_lag_seconds']:5.2f} s behind; at {part[-1][0]:5.1f} s: "
+              f"{part[-1][1]['exchange_projection_lag_entries']:,.0f} entries, "
+              f"{part[-1][1]['exchange_projection_lag_rows']:,.0f} rows", flush=True)
+    rows_per_entry = (highest[0]["exchange_projection_lag_rows"] / highest[0]["exchange_projection_lag_entries"]
+                      if highest[0]["exchange_projection_lag_entries"] else 1.0)
+    slack = {"exchange_projection_lag_entries": rate * 0.5,
+             "exchange_projection_lag_rows": rate * 0.5 * rows_per_entry, "exchange_projection_lag_seconds": 0.5}
+    growing = [k for k in LAG_METRICS[:3] if highest[2][k] > 1.5 * highest[0][k] + slack[k]]
+    print(f"  caught up {caught_up:.2f} s after the load stopped" if caught_up is not None
+          else "  NOT caught up 30 s after the load stopped", flush=True)
+    bounded = not growing and caught_up is not None
+    print(f"benchmark: projection lag {'bounded' if bounded else 'GROWING'} over {seconds:g} s "
+          f"(end third's highest at most 1.5x the start third's plus half a second's worth"
+          + (f"; grew: {', '.join(growing)}" if growing else "") + f"); load average now {load1()}", flush=True)
+    return 0 if bounded else 1
 
 
 def wrap(key, text, width=100, indent=14):
