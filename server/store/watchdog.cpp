@@ -48,9 +48,11 @@ Watchdog::Guard Watchdog::arm(int fd, std::chrono::milliseconds limit) {
     return Guard(*this, entry);
   }
   auto deadline = std::chrono::steady_clock::now() + limit;
-  bool earliest = armed_.empty() || deadline < armed_.begin()->first;
   armed_.emplace(deadline, entry);
-  if (earliest) wake_.notify_one();
+  // The thread needs waking only if it would sleep past this deadline; otherwise it looks at
+  // the map when it wakes anyway (a commit arms every call: a wake-up, two context switches,
+  // each time would cost more than the commit's own bookkeeping).
+  if (deadline < sleeping_until_) wake_.notify_one();
   return Guard(*this, entry);
 }
 
@@ -82,18 +84,19 @@ void Watchdog::fire_all() {
 void Watchdog::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
-    if (armed_.empty()) {
-      wake_.wait(lock);
+    const auto now = std::chrono::steady_clock::now();
+    // Idle, it still wakes every kIdleTick, so a call armed meanwhile with a longer limit
+    // needs no wake-up (arm()); a shorter one still gets one.
+    const auto deadline = armed_.empty() ? now + kIdleTick : armed_.begin()->first;
+    if (now < deadline) {
+      // A copy (`deadline`): wait_until reads it again after waking, and meanwhile (the lock
+      // is released) a disarm may have erased the node that held it.
+      sleeping_until_ = deadline;
+      wake_.wait_until(lock, deadline);
+      sleeping_until_ = std::chrono::steady_clock::time_point::min();
       continue;
     }
     auto first = armed_.begin();
-    // A copy: wait_until reads its deadline again after waking, and meanwhile (the lock is
-    // released) a disarm may have erased the node that held it.
-    const auto deadline = first->first;
-    if (std::chrono::steady_clock::now() < deadline) {
-      wake_.wait_until(lock, deadline);
-      continue;
-    }
     shut(*first->second);
     ++timeouts_;
     armed_.erase(first);  // the caller's disarm still closes the descriptor

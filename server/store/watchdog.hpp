@@ -64,6 +64,11 @@ class Watchdog {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::multimap<std::chrono::steady_clock::time_point, std::shared_ptr<Entry>> armed_;
+  static constexpr std::chrono::milliseconds kIdleTick{100};
+  // Until when the thread sleeps (min while it is awake): arm() wakes it only for an earlier
+  // deadline.
+  std::chrono::steady_clock::time_point sleeping_until_ =
+      std::chrono::steady_clock::time_point::min();
   bool firing_all_ = false;
   bool stopping_ = false;
   std::atomic<std::uint64_t> timeouts_{0};
