@@ -4,9 +4,10 @@
 --
 -- The server is the only writer, and its engine checks every reference before a row is
 -- written, so there are no foreign keys: their triggers ran one lookup per inserted row and
--- cost more PostgreSQL CPU than the inserts themselves. For the same reason there are only
--- the indexes the server reads through: primary keys, and an order's executions (queries
--- about orders that are closed and no longer kept in memory, and loading open orders' fills).
+-- cost more PostgreSQL CPU than the inserts themselves. For the same reason the only indexes
+-- are the primary keys: an order's executions are found through the ids its row lists
+-- (orders.execution_ids), not through indexes on executions' order columns, whose entries
+-- cost more per execution than the row itself (docs/PERFORMANCE.md, "Per-order CPU budget").
 -- The CHECK constraints stay: they are cheap and catch a bug before it is durable.
 
 CREATE TABLE IF NOT EXISTS accounts (
@@ -37,8 +38,11 @@ CREATE TABLE IF NOT EXISTS orders (
   limit_price NUMERIC NOT NULL CHECK (limit_price > 0),
   open_amount NUMERIC NOT NULL CHECK (open_amount >= 0 AND open_amount <= abs(amount)),
   created_at  BIGINT NOT NULL,                        -- seconds since the Unix epoch
-  canceled_at BIGINT                                  -- set: open_amount was canceled
+  canceled_at BIGINT,                                 -- set: open_amount was canceled
+  execution_ids BIGINT[] NOT NULL DEFAULT '{}'        -- its fills: executions.id, oldest first
 );
+-- Databases from before execution_ids get the column here, filled in below.
+ALTER TABLE orders ADD COLUMN IF NOT EXISTS execution_ids BIGINT[] NOT NULL DEFAULT '{}';
 
 -- Room on each page for the new version of a row: an order's open amount changes when it fills
 -- after resting, and an update that fits on the same page (HOT) adds no index entry, which is
@@ -53,8 +57,23 @@ CREATE TABLE IF NOT EXISTS executions (
   price       NUMERIC NOT NULL CHECK (price > 0),
   executed_at BIGINT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS executions_by_buy_order ON executions (buy_order);
-CREATE INDEX IF NOT EXISTS executions_by_sell_order ON executions (sell_order);
+-- An order's executions: SELECT * FROM executions WHERE id = ANY(
+--   (SELECT execution_ids FROM orders WHERE id = 42)) (primary-key lookups). A database from
+-- before orders.execution_ids had an index on each order column instead: the ids are filled
+-- in from them once, and they are dropped.
+DO $$
+BEGIN
+  IF to_regclass('executions_by_buy_order') IS NOT NULL THEN
+    UPDATE orders o SET execution_ids = f.ids
+    FROM (SELECT order_id, array_agg(id ORDER BY id) AS ids
+          FROM (SELECT buy_order AS order_id, id FROM executions
+                UNION ALL SELECT sell_order, id FROM executions) sides
+          GROUP BY order_id) f
+    WHERE o.id = f.order_id;
+    DROP INDEX executions_by_buy_order;
+    DROP INDEX IF EXISTS executions_by_sell_order;
+  END IF;
+END $$;
 
 -- One row: the last journal batch committed, as (writer, batch): a random number per server process
 -- and the batch's sequence number. Every group commit updates it in the same statement, so

@@ -17,8 +17,7 @@ const char* kFindOrders = R"SQL(
 SELECT o.id, o.open_amount, o.canceled_at, e.shares, e.price, e.executed_at
 FROM orders o
 LEFT JOIN LATERAL (
-  SELECT id, shares, price, executed_at FROM executions
-  WHERE buy_order = o.id OR sell_order = o.id
+  SELECT id, shares, price, executed_at FROM executions WHERE id = ANY(o.execution_ids)
 ) e ON true
 WHERE o.id = ANY($1::bigint[]) AND o.account_id = $2
 ORDER BY o.id, e.id

@@ -77,7 +77,7 @@ std::int64_t Database::load_unbounded(market::Engine& engine) {
                        optional_int(row[7])});
   for (const auto& row :
        tx.exec("SELECT DISTINCT e.id, e.buy_order, e.sell_order, e.shares, e.price, e.executed_at "
-               "FROM orders o JOIN executions e ON e.buy_order = o.id OR e.sell_order = o.id "
+               "FROM orders o JOIN executions e ON e.id = ANY(o.execution_ids) "
                "WHERE o.canceled_at IS NULL AND o.open_amount > 0 ORDER BY e.id"))
     engine.load_execution({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(),
                            row[2].as<std::int64_t>(), decimal(row[3]), decimal(row[4]),

@@ -9,17 +9,20 @@
 //   1. where the tables are: the stored position and the largest order and execution ids;
 //      if the position has reached `through_seq` already, the write committed before (its
 //      answer was lost with a broken connection) and there is nothing to do;
-//   2. COPY of the orders after the largest stored id, and of the executions likewise;
+//   2. COPY of the orders after the largest stored id, each with the ids of its executions
+//      (orders.execution_ids: how an order's fills are found, with no index on executions'
+//      order columns), and of the executions after the largest stored id;
 //   3. one statement: symbols, accounts and positions upserted with their final values,
-//      the open amount and cancel time of orders stored before, projection_position moved to
-//      `through_seq`, all only while writer_epoch is still ours (the same fence as the
-//      journal's, journal_sql.cpp); with more than kProjectionRowsPerStatement rows of a table,
-//      several such statements;
+//      the open amount and cancel time of orders stored before (and their new executions'
+//      ids appended), projection_position moved to `through_seq`, all only while
+//      writer_epoch is still ours (the same fence as the journal's, journal_sql.cpp); with
+//      more than kProjectionRowsPerStatement rows of a table, several such statements;
 //   4. commit, or roll back if the fence found another writer's epoch (nothing is written).
 // Re-projecting is harmless: an id at or below the largest stored one is an update, never a
 // second insert.
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
 #include <pqxx/pqxx>
 
@@ -35,13 +38,15 @@ SELECT (SELECT seq FROM projection_position),
        (SELECT coalesce(max(id), 0) FROM executions)
 )SQL";
 
-// The rows that change, as parallel arrays (bound parameters, never spliced into SQL). Every
-// part writes only while writer_epoch is still ours ($13): `fence` takes its row FOR SHARE
+// The rows that change, as parallel arrays (bound parameters, never spliced into SQL); an
+// order stored before gets its new executions' ids appended ($12: one array literal per
+// order). Every
+// part writes only while writer_epoch is still ours ($14): `fence` takes its row FOR SHARE
 // until the commit, so a bump waits for it, and after a bump it finds no row. It returns 1 if
 // it wrote, 0 if fenced.
 const char* kWriteChanges = R"SQL(
 WITH fence AS MATERIALIZED (
-  SELECT epoch FROM writer_epoch WHERE epoch = $13 FOR SHARE
+  SELECT epoch FROM writer_epoch WHERE epoch = $14 FOR SHARE
 ), new_symbols AS (
   INSERT INTO symbols (sym) SELECT unnest($1::text[]) WHERE EXISTS (SELECT FROM fence)
   ON CONFLICT DO NOTHING
@@ -56,11 +61,13 @@ WITH fence AS MATERIALIZED (
   ON CONFLICT (account_id, symbol) DO UPDATE
     SET amount = EXCLUDED.amount, granted = EXCLUDED.granted
 ), order_changes AS (
-  UPDATE orders SET open_amount = c.open_amount, canceled_at = c.canceled_at
-  FROM unnest($9::bigint[], $10::numeric[], $11::bigint[]) AS c (id, open_amount, canceled_at)
+  UPDATE orders SET open_amount = c.open_amount, canceled_at = c.canceled_at,
+                    execution_ids = orders.execution_ids || c.execution_ids::bigint[]
+  FROM unnest($9::bigint[], $10::numeric[], $11::bigint[], $12::text[])
+    AS c (id, open_amount, canceled_at, execution_ids)
   WHERE orders.id = c.id AND EXISTS (SELECT FROM fence)
 ), position AS (
-  UPDATE projection_position SET seq = $12 WHERE EXISTS (SELECT FROM fence)
+  UPDATE projection_position SET seq = $13 WHERE EXISTS (SELECT FROM fence)
 )
 SELECT count(*) FROM fence
 )SQL";
@@ -70,7 +77,7 @@ struct Changes {
   ArrayLiteral sym;
   ArrayLiteral acc_id, acc_balance, acc_deposited;
   ArrayLiteral pos_account, pos_symbol, pos_amount, pos_granted;
-  ArrayLiteral o_id, o_open, o_canceled;
+  ArrayLiteral o_id, o_open, o_canceled, o_executions;
 };
 
 // Takes up to `n` elements of [it, end) that `wanted` accepts, with `add`, advancing `it`.
@@ -111,6 +118,22 @@ void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_
       });
   pqxx::work& tx = *transaction;
   if (position >= through_seq) return;  // written before; `tx` rolls back, having changed nothing
+  // Each order's executions in this batch, as the inside of an array literal ("7,9"). The
+  // engine records both orders of every execution in the same request's effects, so every
+  // order named here has its row in the batch.
+  std::unordered_map<market::OrderId, std::string> fills;
+  for (const auto& e : batch.executions) {
+    if (e.id <= last_execution) continue;
+    for (market::OrderId order : {e.buy_order, e.sell_order}) {
+      std::string& ids = fills[order];
+      if (!ids.empty()) ids += ',';
+      ids += std::to_string(e.id);
+    }
+  }
+  const auto fills_of = [&](market::OrderId id) {
+    auto it = fills.find(id);
+    return it == fills.end() ? std::string("{}") : "{" + it->second + "}";
+  };
   const auto is_new_order = [&](const auto& entry) { return entry.first > last_order; };
   const auto is_stored_order = [&](const auto& entry) { return entry.first <= last_order; };
 
@@ -121,14 +144,14 @@ void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_
     pqxx::stream_to copy(
         tx, "orders",
         std::vector<std::string>{"id", "account_id", "symbol", "amount", "limit_price",
-                                 "open_amount", "created_at", "canceled_at"});
+                                 "open_amount", "created_at", "canceled_at", "execution_ids"});
     for (const auto& entry : batch.orders) {
       if (!is_new_order(entry)) continue;
       const market::OrderRow& o = entry.second;
       const std::string canceled = o.canceled_at ? text(*o.canceled_at) : std::string();
       copy << std::make_tuple(o.id, o.account, o.symbol, text(o.amount), text(o.limit),
                               text(o.open), o.created_at,
-                              o.canceled_at ? canceled.c_str() : nullptr);
+                              o.canceled_at ? canceled.c_str() : nullptr, fills_of(o.id));
     }
     copy.complete();
   });
@@ -175,6 +198,7 @@ void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_
         c.o_canceled.add(*row.canceled_at);
       else
         c.o_canceled.add_null();
+      c.o_executions.add(fills_of(row.id));
     });
     return c;
   };
@@ -191,7 +215,8 @@ void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_
       return tx.exec_prepared1("write_changes", c.sym.done(), c.acc_id.done(), c.acc_balance.done(),
                                c.acc_deposited.done(), c.pos_account.done(), c.pos_symbol.done(),
                                c.pos_amount.done(), c.pos_granted.done(), c.o_id.done(),
-                               c.o_open.done(), c.o_canceled.done(), through_seq, epoch)[0]
+                               c.o_open.done(), c.o_canceled.done(), c.o_executions.done(),
+                               through_seq, epoch)[0]
                  .as<std::int64_t>() == 1;
     });
   } while (ours && more());

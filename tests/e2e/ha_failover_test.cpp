@@ -234,8 +234,8 @@ std::string sql(const std::string& query) {
 // Every order's executed shares match its stored fills, on both sides.
 const char* kFillsMatchOrders =
     "SELECT count(*) FROM orders o WHERE abs(o.amount) - o.open_amount <> "
-    "coalesce((SELECT sum(shares) FROM executions e WHERE e.buy_order = o.id "
-    "OR e.sell_order = o.id), 0)";
+    "coalesce((SELECT sum(shares) FROM executions e WHERE e.id = ANY(o.execution_ids) "
+    "AND (e.buy_order = o.id OR e.sell_order = o.id)), 0)";
 
 }  // namespace
 
