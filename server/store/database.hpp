@@ -79,12 +79,19 @@ class Database {
   // projection_position to `through_seq` with them (store/projection_sql.cpp): orders and
   // executions after the largest stored ids are appended with COPY, the rows that change
   // (balances, positions, orders stored before) are written by one statement per
-  // kProjectionRowsPerStatement rows of each table, each call bounded by the timeout on its
-  // own. Idempotent: a batch whose seq the position has reached is skipped, and ids already
-  // stored are updated, never inserted twice. Writes only while writer_epoch is `epoch`;
-  // throws Fenced (nothing written) once it is not.
-  void project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch);
-  static constexpr std::size_t kProjectionRowsPerStatement = 20000;
+  // kRowsPerStep rows of each table, each call bounded by the timeout on its own. Idempotent: a
+  // batch whose seq the position has reached is skipped, and ids already stored are updated, never
+  // inserted twice. Writes only while writer_epoch is `epoch`; throws Fenced (nothing written) once
+  // it is not.
+  //
+  // A write is a series of steps (a COPY or a statement) of at most kRowsPerStep rows per
+  // table, each ending with PostgreSQL's answer; after each but the last, `pace` (if given)
+  // is told how long it took and may pause, so that the write's CPU in PostgreSQL is spread
+  // out instead of taking a core in one burst (store::Projector does).
+  using Pace = std::function<void(std::chrono::steady_clock::duration step)>;
+  void project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch,
+               const Pace& pace = nullptr);
+  static constexpr std::size_t kRowsPerStep = 5000;
   // The rows project() writes for `batch` (after merging).
   static std::size_t rows_of(const Batch& batch);
   // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)

@@ -11,18 +11,22 @@
 //      answer was lost with a broken connection) and there is nothing to do;
 //   2. COPY of the orders after the largest stored id, each with the ids of its executions
 //      (orders.execution_ids: how an order's fills are found, with no index on executions'
-//      order columns), and of the executions after the largest stored id;
+//      order columns), and of the executions after the largest stored id, kRowsPerStep rows
+//      to a COPY, so that `pace` can spread the work;
 //   3. one statement: symbols, accounts and positions upserted with their final values,
 //      the open amount and cancel time of orders stored before (and their new executions'
 //      ids appended), projection_position moved to `through_seq`, all only while
 //      writer_epoch is still ours (the same fence as the journal's, journal_sql.cpp); with
-//      more than kProjectionRowsPerStatement rows of a table, several such statements;
+//      more than kRowsPerStep rows of a table, several such statements;
 //   4. commit, or roll back if the fence found another writer's epoch (nothing is written).
 // Re-projecting is harmless: an id at or below the largest stored one is an update, never a
 // second insert.
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -72,7 +76,7 @@ WITH fence AS MATERIALIZED (
 SELECT count(*) FROM fence
 )SQL";
 
-// One statement's share of the changed rows: up to kProjectionRowsPerStatement of each table.
+// One statement's share of the changed rows: up to kRowsPerStep of each table.
 struct Changes {
   ArrayLiteral sym;
   ArrayLiteral acc_id, acc_balance, acc_deposited;
@@ -107,7 +111,8 @@ std::size_t Database::rows_of(const Batch& batch) {
          batch.orders.size() + batch.executions.size();
 }
 
-void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch) {
+void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch,
+                       const Pace& pace) {
   std::optional<pqxx::work> transaction;
   const auto [position, last_order, last_execution] =
       bounded("reading the projection's position", timeout_, [&] {
@@ -137,44 +142,56 @@ void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_
   const auto is_new_order = [&](const auto& entry) { return entry.first > last_order; };
   const auto is_stored_order = [&](const auto& entry) { return entry.first <= last_order; };
 
-  bounded("appending orders", timeout_, [&] {
-    bool any = false;
-    for (const auto& entry : batch.orders) any = any || is_new_order(entry);
-    if (!any) return;
-    pqxx::stream_to copy(
-        tx, "orders",
-        std::vector<std::string>{"id", "account_id", "symbol", "amount", "limit_price",
-                                 "open_amount", "created_at", "canceled_at", "execution_ids"});
-    for (const auto& entry : batch.orders) {
-      if (!is_new_order(entry)) continue;
-      const market::OrderRow& o = entry.second;
-      const std::string canceled = o.canceled_at ? text(*o.canceled_at) : std::string();
-      copy << std::make_tuple(o.id, o.account, o.symbol, text(o.amount), text(o.limit),
-                              text(o.open), o.created_at,
-                              o.canceled_at ? canceled.c_str() : nullptr, fills_of(o.id));
-    }
-    copy.complete();
-  });
-  bounded("appending executions", timeout_, [&] {
-    bool any = false;
-    for (const auto& e : batch.executions) any = any || e.id > last_execution;
-    if (!any) return;
-    pqxx::stream_to copy(tx, "executions",
-                         std::vector<std::string>{"id", "buy_order", "sell_order", "shares",
-                                                  "price", "executed_at"});
-    for (const auto& e : batch.executions)
-      if (e.id > last_execution)
-        copy << std::make_tuple(e.id, e.buy_order, e.sell_order, text(e.shares), text(e.price),
-                                e.time);
-    copy.complete();
-  });
+  // Each step ends with PostgreSQL's answer, so `pace` sees how long PostgreSQL worked on it.
+  const auto step = [&](const char* what, const auto& work) {
+    const auto started = std::chrono::steady_clock::now();
+    bounded(what, timeout_, work);
+    if (pace) pace(std::chrono::steady_clock::now() - started);
+  };
+  // New orders in id order (each primary-key entry then goes to the rightmost leaf), kRowsPerStep
+  // to a COPY.
+  std::vector<const market::OrderRow*> new_orders;
+  for (const auto& entry : batch.orders)
+    if (is_new_order(entry)) new_orders.push_back(&entry.second);
+  std::sort(new_orders.begin(), new_orders.end(),
+            [](const market::OrderRow* a, const market::OrderRow* b) { return a->id < b->id; });
+  for (std::size_t from = 0; from < new_orders.size(); from += kRowsPerStep) {
+    step("appending orders", [&] {
+      pqxx::stream_to copy(
+          tx, "orders",
+          std::vector<std::string>{"id", "account_id", "symbol", "amount", "limit_price",
+                                   "open_amount", "created_at", "canceled_at", "execution_ids"});
+      for (std::size_t i = from; i < std::min(from + kRowsPerStep, new_orders.size()); ++i) {
+        const market::OrderRow& o = *new_orders[i];
+        const std::string canceled = o.canceled_at ? text(*o.canceled_at) : std::string();
+        copy << std::make_tuple(o.id, o.account, o.symbol, text(o.amount), text(o.limit),
+                                text(o.open), o.created_at,
+                                o.canceled_at ? canceled.c_str() : nullptr, fills_of(o.id));
+      }
+      copy.complete();
+    });
+  }
+  // New executions likewise (they are in id order).
+  for (auto it = batch.executions.begin(); it != batch.executions.end();) {
+    while (it != batch.executions.end() && it->id <= last_execution) ++it;
+    if (it == batch.executions.end()) break;
+    step("appending executions", [&] {
+      pqxx::stream_to copy(tx, "executions",
+                           std::vector<std::string>{"id", "buy_order", "sell_order", "shares",
+                                                    "price", "executed_at"});
+      for (std::size_t n = 0; it != batch.executions.end() && n < kRowsPerStep; ++it, ++n)
+        copy << std::make_tuple(it->id, it->buy_order, it->sell_order, text(it->shares),
+                                text(it->price), it->time);
+      copy.complete();
+    });
+  }
 
   auto sym_it = batch.symbols.begin();
   auto acc_it = batch.accounts.begin();
   auto pos_it = batch.positions.begin();
   auto ord_it = batch.orders.begin();
   const auto next_changes = [&] {
-    const std::size_t n = kProjectionRowsPerStatement;
+    const std::size_t n = kRowsPerStep;
     Changes c;
     take(sym_it, batch.symbols.end(), n, kAll, [&](const std::string& s) { c.sym.add(s); });
     take(acc_it, batch.accounts.end(), n, kAll, [&](const auto& entry) {
@@ -211,6 +228,7 @@ void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_
   bool ours = true;
   do {
     Changes c = next_changes();
+    const auto started = std::chrono::steady_clock::now();
     ours = bounded("projecting changed rows", timeout_, [&] {
       return tx.exec_prepared1("write_changes", c.sym.done(), c.acc_id.done(), c.acc_balance.done(),
                                c.acc_deposited.done(), c.pos_account.done(), c.pos_symbol.done(),
@@ -219,6 +237,7 @@ void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_
                                through_seq, epoch)[0]
                  .as<std::int64_t>() == 1;
     });
+    if (ours && more() && pace) pace(std::chrono::steady_clock::now() - started);
   } while (ours && more());
   if (!ours) {
     tx.abort();  // what the COPYs appended goes too

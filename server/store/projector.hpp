@@ -37,7 +37,7 @@ class Projector {
  public:
   static constexpr std::size_t kWarnPendingRows = 1000000;
   // Rows merged into one write at most (each statement of it holds at most
-  // Database::kProjectionRowsPerStatement per table): about a second of projection here.
+  // Database::kRowsPerStep per table): about a second of projection here.
   static constexpr std::size_t kMaxRowsPerWrite = 100000;
   // How long queued effects gather before a write by default (unless kMaxRowsPerWrite are
   // queued, or no batch came for kQuietFor): under load the projection trails the journal by
@@ -103,7 +103,9 @@ class Projector {
   void run();
   // Writes `batch` until it commits; false if abandoned (stopping past the drain deadline, or
   // discard_queue() was called meanwhile).
-  bool write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation);
+  // `rows`: what the batch was before merging (its share of pending_rows()).
+  bool write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation,
+             std::size_t rows);
   // A connection for the next write: a new one after a failure, and then the failed one's
   // backend is ended (a statement the timeout cut off may still be running there).
   void connect();
