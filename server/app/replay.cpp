@@ -8,6 +8,7 @@
 
 #include "app/apply.hpp"
 #include "protocol/parse.hpp"
+#include "protocol/reject_text.hpp"
 #include "util/log.hpp"
 
 namespace app {
@@ -33,7 +34,7 @@ void replay_entry(const store::JournalEntry& entry, market::Engine& engine, mark
   static const protocol::ParseLimits limits = protocol::ParseLimits::unlimited();
   protocol::Command cmd = protocol::parse(entry.request, limits);
   if (cmd.kind == protocol::Command::Kind::Invalid)
-    diverged(entry, "the request no longer parses: " + cmd.error);
+    diverged(entry, "the request no longer parses: " + protocol::reject_text(*cmd.error));
   Admission admission = [&] {
     try {
       return Admission::replay(entry.refused);

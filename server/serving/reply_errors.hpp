@@ -8,7 +8,9 @@
 // Tests, scripts and docs match some of these texts (by their prefix mostly: "Server busy",
 // "Service unavailable", "Internal error"): grep tests/ scripts/ docs/ before changing one.
 // Connection-level refusals (too many open connections, buffered bytes over budget) are net/'s
-// and stay there: net/ must not reach serving/.
+// and stay there: net/ must not reach serving/. What was wrong with a request's content (or one
+// of its children) is a market::Reject, worded by the other table, protocol/reject_text.cpp
+// (docs/ARCHITECTURE.md, "Rejects", says why there are two).
 namespace serving {
 
 // Why a request got no result. Each names one condition and has one text.
