@@ -205,12 +205,7 @@ void take(It& it, It end, std::size_t n, Add add) {
 
 }  // namespace
 
-std::size_t Database::rows_of(const Batch& batch) {
-  return batch.symbols.size() + batch.accounts.size() + batch.positions.size() +
-         batch.orders.size() + batch.executions.size();
-}
-
-void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch) {
+void Database::project(const ProjectionRows& batch, std::int64_t through_seq, std::int64_t epoch) {
   auto sym_it = batch.symbols.begin();
   auto acc_it = batch.accounts.begin();
   auto pos_it = batch.positions.begin();
