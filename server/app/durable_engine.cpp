@@ -25,9 +25,9 @@ DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
                  [this](const std::string& why) { fence(why); }),
       writer_(options_.conninfo, options_.writer_epoch, options_.db_timeout, options_.db_timeout),
       batcher_(
-          [this](const store::Batch& batch, store::Ticket ticket) {
+          [this](const store::JournalBatch& batch, store::Ticket ticket) {
             const auto started = std::chrono::steady_clock::now();
-            writer_.write(batch, ticket);
+            writer_.write(batch.entries, ticket);
             metrics_.committed(batch.requests, std::chrono::steady_clock::now() - started);
             if (on_commit_) on_commit_();
           },
@@ -35,9 +35,8 @@ DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
             metrics_.commit_failed();
             recover(failed, outcome);
           },
-          [this](store::Batch&& committed) {
-            const std::int64_t through = committed.journal.back().seq;
-            projector_.enqueue(std::move(committed), through);
+          [this](store::DeferredEffects&& effects, std::int64_t through_seq) {
+            projector_.enqueue(std::move(effects), through_seq);
             // Backpressure, the last resort: the commit thread, and so every reply, waits while
             // the projection is too far behind. Large requests stop starting well before this
             // (projection_behind(), RequestHandler), so only a projector that cannot write for

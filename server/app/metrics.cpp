@@ -121,6 +121,12 @@ std::string Metrics::prometheus_text() {
     p::header(out, name, "counter", help);
     p::sample(out, name, "", static_cast<double>(value));
   };
+  // A duration kept in milliseconds, exposed in seconds as Prometheus wants.
+  auto seconds_gauge = [&out](const char* name, const char* help, long ms) {
+    if (ms < 0) return;
+    p::header(out, name, "gauge", help);
+    p::sample(out, name, "", ms / 1000.0);
+  };
   gauge("exchange_connections_open", "Client connections open now.", g.connections);
   counter("exchange_connections_refused_total",
           "Connections turned away with 'Server busy' (--max-connections).", g.refused);
@@ -152,19 +158,15 @@ std::string Metrics::prometheus_text() {
   gauge("exchange_projection_lag_rows",
         "Rows (account, position, order, execution changes) waiting to be projected.",
         st.projection_lag_rows);
-  if (st.projection_lag_ms >= 0) {
-    p::header(out, "exchange_projection_lag_seconds", "gauge",
-              "How long the oldest journal entry not yet in the SQL tables has waited.");
-    p::sample(out, "exchange_projection_lag_seconds", "", st.projection_lag_ms / 1000.0);
-  }
+  seconds_gauge("exchange_projection_lag_seconds",
+                "How long the oldest journal entry not yet in the SQL tables has waited.",
+                st.projection_lag_ms);
   counter("exchange_projection_failures_total",
           "Projection writes that failed (each is retried until it succeeds).",
           st.projection_failures);
-  if (st.commit_stalled_ms >= 0) {
-    p::header(out, "exchange_commit_stalled_seconds", "gauge",
-              "How long the group commit has been at its current batch (0 when idle).");
-    p::sample(out, "exchange_commit_stalled_seconds", "", st.commit_stalled_ms / 1000.0);
-  }
+  seconds_gauge("exchange_commit_stalled_seconds",
+                "How long the group commit has been at its current batch (0 when idle).",
+                st.commit_stalled_ms);
   gauge("exchange_heavy_requests_waiting",
         "Large requests (--heavy-request-bytes) waiting for their turn on the heavy thread.",
         st.heavy_queued);

@@ -69,7 +69,7 @@ Loaded load_state(store::Database& db, market::Engine& engine, ClosedOrders& clo
     next = std::async(std::launch::async, [&db, after = entries.back().seq] {
       return db.read_journal(after, kReadChunk);
     });
-    store::Batch chunk;
+    store::ProjectionRows chunk;  // merged here, off the projector's thread
     for (const store::JournalEntry& entry : entries) {
       market::Effects fx;
       replay_entry(entry, engine, fx);

@@ -101,7 +101,8 @@ class FloorService final : public cli::Service {
         // through commit_marker) behind the same group commit.
         writer_(start.options.serving.db, start.writer_epoch, start.options.db_timeout,
                 start.options.db_timeout),
-        batcher_([this](const store::Batch& batch, store::Ticket t) { writer_.write(batch, t); },
+        batcher_([this](const store::JournalBatch& batch,
+                        store::Ticket t) { writer_.write(batch.entries, t); },
                  // A failed batch fails with the one filling behind it, as in the server; there is
                  // no engine to rebuild, so that is all.
                  [this](store::Batcher& failing, store::Ticket failed, store::Outcome outcome) {

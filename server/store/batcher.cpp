@@ -29,8 +29,7 @@ Batcher::Submitted Batcher::submit(JournalEntry&& entry, market::Effects&& fx) {
   std::lock_guard<std::mutex> lock(mutex_);
   entry.seq = next_seq_++;
   const std::int64_t seq = entry.seq;
-  open_.journal.push_back(std::move(entry));
-  open_.add(std::move(fx));  // merged later, on the projector's thread
+  open_.add(std::move(entry), std::move(fx));  // the effects are merged on the projector's thread
   // Waking the writer costs a system call; while it is busy writing it will look at the open
   // batch anyway when it finishes.
   if (writer_idle_) wake_.notify_one();
@@ -96,7 +95,7 @@ std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket
   std::lock_guard<std::mutex> lock(mutex_);
   const FailedRange range{failed_ticket, open_ticket_, outcome};
   failed_ranges_.push_back(range);
-  open_ = Batch();
+  open_ = JournalBatch();
   open_poisoned_ = false;
   ++open_ticket_;
   ++stats_.failures;
@@ -151,7 +150,7 @@ std::chrono::milliseconds Batcher::commit_stalled_for() const {
 
 void Batcher::run() {
   for (;;) {
-    Batch batch;
+    JournalBatch batch;
     Ticket ticket;
     bool poisoned, fenced;
     {
@@ -161,7 +160,7 @@ void Batcher::run() {
       writer_idle_ = false;
       if (open_.empty()) return;  // stopping, nothing left to write
       batch = std::move(open_);
-      open_ = Batch();
+      open_ = JournalBatch();
       poisoned = open_poisoned_;
       open_poisoned_ = false;
       fenced = fenced_;
@@ -199,7 +198,13 @@ void Batcher::run() {
       continue;
     }
     const std::size_t requests = batch.requests;
-    if (committed_) committed_(std::move(batch));
+    if (committed_) {
+      const std::int64_t through_seq = batch.entries.back().seq;
+      DeferredEffects effects = std::move(batch.effects);
+      // The payloads are durable now: freed before handing on, which may wait for the projector.
+      batch = JournalBatch();
+      committed_(std::move(effects), through_seq);
+    }
     std::vector<std::pair<Ticket, Done>> done;
     {
       std::lock_guard<std::mutex> lock(mutex_);

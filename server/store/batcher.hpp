@@ -1,9 +1,10 @@
 #pragma once
-// Group commit. Requests append their journal entry (and merge their effects) into the open
-// batch and get its ticket; one writer thread seals the open batch whenever the previous write
-// has finished, writes its journal rows in one statement, hands the committed batch's effects
-// on (to the projector), and then releases every reply waiting on that ticket. While one batch is
-// being committed the next one fills, so the more requests are in flight, the more share a commit.
+// Group commit. Requests append their journal entry and their effects to the open batch
+// (store/journal_batch.hpp) and get its ticket; one writer thread seals the open batch whenever
+// the previous write has finished, writes its journal entries in one statement, hands the
+// committed batch's effects on unmerged (to the projector), and then releases every reply
+// waiting on that ticket. While one batch is being committed the next one fills, so the more
+// requests are in flight, the more share a commit.
 //
 // If a write fails, that batch and the one that was filling behind it (whose requests saw the
 // failed batch's state) fail together, and the engine is rebuilt from the database before any
@@ -26,7 +27,8 @@
 #include <vector>
 
 #include "market/effects.hpp"
-#include "store/batch.hpp"
+#include "store/deferred_effects.hpp"
+#include "store/journal_batch.hpp"
 
 namespace store {
 
@@ -51,12 +53,12 @@ class Batcher {
   // `recover` runs on the writer thread after a failed write: it must take the engine's
   // exclusive lock, call fail_open_batch(), run the callbacks it hands back, and rebuild the
   // engine from the database (except after Outcome::Fenced: then nothing is rebuilt).
-  using WriteFn = std::function<void(const Batch&, Ticket)>;
+  using WriteFn = std::function<void(const JournalBatch&, Ticket)>;
   using Done = std::function<void(Outcome)>;
   using RecoverFn = std::function<void(Batcher& batcher, Ticket failed, Outcome outcome)>;
   // Runs on the writer thread after each successful write, in commit order, before the
-  // batch's replies are released.
-  using CommittedFn = std::function<void(Batch&& committed)>;
+  // batch's replies are released: the effects of the journal entries through `through_seq`.
+  using CommittedFn = std::function<void(DeferredEffects&& effects, std::int64_t through_seq)>;
 
   Batcher(WriteFn write, RecoverFn recover, CommittedFn committed = nullptr);
   ~Batcher();
@@ -121,7 +123,7 @@ class Batcher {
   std::int64_t next_seq_ = 1;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  Batch open_;
+  JournalBatch open_;
   bool open_poisoned_ = false;
   Ticket open_ticket_ = 1;
   Ticket committed_through_ = 0;

@@ -12,15 +12,15 @@
 namespace store {
 namespace {
 
-// One statement writes a whole batch: each table's rows travel as parallel arrays (bound
-// parameters, never spliced into SQL) and are upserted by data-modifying CTEs. Upserts carry
-// final values and executions are inserted once, so projecting the same batch twice (a
-// reload re-projects the journal after the stored position) is harmless. Foreign keys and CHECKs
-// are verified at the end of the statement. Every part writes only while writer_epoch is still
-// ours ($24), as the journal append does (journal_sql.cpp): a fenced projector must not
-// overwrite the new writer's rows with its stale final values. It returns 1 if it wrote, 0 if
-// fenced.
-const char* kWriteBatch = R"SQL(
+// One statement writes the projection's rows (ProjectionRows): each table's rows travel as
+// parallel arrays (bound parameters, never spliced into SQL) and are upserted by data-modifying
+// CTEs. Upserts carry final values and executions are inserted once, so projecting the same
+// stretch twice (a reload re-projects the journal after the stored position) is harmless. Foreign
+// keys and CHECKs are verified at the end of the statement. Every part writes only while
+// writer_epoch is still ours ($24), as the journal append does (journal_sql.cpp): a fenced
+// projector must not overwrite the new writer's rows with its stale final values. It returns 1 if
+// it wrote, 0 if fenced.
+const char* kWriteProjection = R"SQL(
 WITH fence AS MATERIALIZED (
   SELECT epoch FROM writer_epoch WHERE epoch = $24 FOR SHARE
 ), new_symbols AS (
@@ -80,8 +80,8 @@ Database::Database(const std::string& conninfo, std::chrono::milliseconds timeou
 Database::~Database() = default;
 
 void Database::prepare_writes() {
-  bounded("preparing the batch write", timeout_,
-          [&] { conn_->prepare("write_batch", kWriteBatch); });
+  bounded("preparing the projection write", timeout_,
+          [&] { conn_->prepare("write_projection", kWriteProjection); });
 }
 
 void Database::apply_schema(const std::string& schema_sql) {
@@ -187,116 +187,123 @@ bool Database::end_backend(const Backend& other, std::chrono::milliseconds wait)
 
 namespace {
 
-// One statement's share of a batch: up to `rows` rows taken from each table in turn, so a
-// batch of any size is written by statements of bounded size.
+// One statement's share of the rows: up to kProjectionRowsPerStatement rows taken from each
+// table in turn, so rows of any number are written by statements of bounded size.
 struct ProjectionChunk {
   ArrayLiteral sym;
   ArrayLiteral acc_id, acc_balance, acc_deposited;
   ArrayLiteral pos_account, pos_symbol, pos_amount, pos_granted;
   ArrayLiteral o_id, o_account, o_symbol, o_amount, o_limit, o_open, o_created, o_canceled;
   ArrayLiteral e_id, e_buy, e_sell, e_shares, e_price, e_time;
+
+  void add(const std::string& symbol) { sym.add(symbol); }
+  void add(const market::AccountRow& row) {
+    acc_id.add(row.id);
+    acc_balance.add(row.balance);
+    acc_deposited.add(row.deposited);
+  }
+  void add(const market::PositionRow& row) {
+    pos_account.add(row.account);
+    pos_symbol.add(row.symbol);
+    pos_amount.add(row.amount);
+    pos_granted.add(row.granted);
+  }
+  void add(const market::OrderRow& row) {
+    o_id.add(row.id);
+    o_account.add(row.account);
+    o_symbol.add(row.symbol);
+    o_amount.add(row.amount);
+    o_limit.add(row.limit);
+    o_open.add(row.open);
+    o_created.add(row.created_at);
+    if (row.canceled_at)
+      o_canceled.add(*row.canceled_at);
+    else
+      o_canceled.add_null();
+  }
+  void add(const market::ExecutionRow& row) {
+    e_id.add(row.id);
+    e_buy.add(row.buy_order);
+    e_sell.add(row.sell_order);
+    e_shares.add(row.shares);
+    e_price.add(row.price);
+    e_time.add(row.time);
+  }
+  // A keyed row (a map's entry) by its value.
+  template <typename Key, typename Row>
+  void add(const std::pair<const Key, Row>& entry) {
+    add(entry.second);
+  }
 };
 
-// Takes up to `n` elements of [it, end) into the chunk with `add`, advancing `it`.
-template <typename It, typename Add>
-void take(It& it, It end, std::size_t n, Add add) {
-  for (; it != end && n > 0; ++it, --n) add(*it);
-}
+// One table's rows not yet in a chunk.
+template <typename Rows>
+struct Remaining {
+  typename Rows::const_iterator it, end;
+  explicit Remaining(const Rows& rows) : it(rows.begin()), end(rows.end()) {}
+  bool more() const { return it != end; }
+  // Takes up to `n` rows into `chunk`.
+  void take(ProjectionChunk& chunk, std::size_t n) {
+    for (; it != end && n > 0; ++it, --n) chunk.add(*it);
+  }
+};
 
 }  // namespace
 
-std::size_t Database::rows_of(const Batch& batch) {
-  return batch.symbols.size() + batch.accounts.size() + batch.positions.size() +
-         batch.orders.size() + batch.executions.size();
-}
-
-void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch) {
-  auto sym_it = batch.symbols.begin();
-  auto acc_it = batch.accounts.begin();
-  auto pos_it = batch.positions.begin();
-  auto ord_it = batch.orders.begin();
-  auto exe_it = batch.executions.begin();
+void Database::project(const ProjectionRows& rows, std::int64_t through_seq, std::int64_t epoch) {
+  Remaining symbols(rows.symbols);
+  Remaining accounts(rows.accounts);
+  Remaining positions(rows.positions);
+  Remaining orders(rows.orders);
+  Remaining executions(rows.executions);
+  auto more = [&] {
+    return symbols.more() || accounts.more() || positions.more() || orders.more() ||
+           executions.more();
+  };
   auto next_chunk = [&] {
     const std::size_t n = kProjectionRowsPerStatement;
     ProjectionChunk c;
-    take(sym_it, batch.symbols.end(), n, [&](const std::string& s) { c.sym.add(s); });
-    take(acc_it, batch.accounts.end(), n, [&](const auto& entry) {
-      const auto& row = entry.second;
-      c.acc_id.add(row.id);
-      c.acc_balance.add(row.balance);
-      c.acc_deposited.add(row.deposited);
-    });
-    take(pos_it, batch.positions.end(), n, [&](const auto& entry) {
-      const auto& row = entry.second;
-      c.pos_account.add(row.account);
-      c.pos_symbol.add(row.symbol);
-      c.pos_amount.add(row.amount);
-      c.pos_granted.add(row.granted);
-    });
-    take(ord_it, batch.orders.end(), n, [&](const auto& entry) {
-      const auto& row = entry.second;
-      c.o_id.add(row.id);
-      c.o_account.add(row.account);
-      c.o_symbol.add(row.symbol);
-      c.o_amount.add(row.amount);
-      c.o_limit.add(row.limit);
-      c.o_open.add(row.open);
-      c.o_created.add(row.created_at);
-      if (row.canceled_at)
-        c.o_canceled.add(*row.canceled_at);
-      else
-        c.o_canceled.add_null();
-    });
-    take(exe_it, batch.executions.end(), n, [&](const market::ExecutionRow& row) {
-      c.e_id.add(row.id);
-      c.e_buy.add(row.buy_order);
-      c.e_sell.add(row.sell_order);
-      c.e_shares.add(row.shares);
-      c.e_price.add(row.price);
-      c.e_time.add(row.time);
-    });
+    symbols.take(c, n);
+    accounts.take(c, n);
+    positions.take(c, n);
+    orders.take(c, n);
+    executions.take(c, n);
     return c;
-  };
-  auto more = [&] {
-    return sym_it != batch.symbols.end() || acc_it != batch.accounts.end() ||
-           pos_it != batch.positions.end() || ord_it != batch.orders.end() ||
-           exe_it != batch.executions.end();
   };
   // Whether the statement wrote (false: writer_epoch has moved on, and it wrote nothing).
   auto write = [&](pqxx::transaction_base& tx, ProjectionChunk& c) {
-    return tx.exec_prepared1("write_batch", c.sym.done(), c.acc_id.done(), c.acc_balance.done(),
-                             c.acc_deposited.done(), c.pos_account.done(), c.pos_symbol.done(),
-                             c.pos_amount.done(), c.pos_granted.done(), c.o_id.done(),
-                             c.o_account.done(), c.o_symbol.done(), c.o_amount.done(),
-                             c.o_limit.done(), c.o_open.done(), c.o_created.done(),
-                             c.o_canceled.done(), c.e_id.done(), c.e_buy.done(), c.e_sell.done(),
-                             c.e_shares.done(), c.e_price.done(), c.e_time.done(), through_seq,
-                             epoch)[0]
+    return tx.exec_prepared1("write_projection", c.sym.done(), c.acc_id.done(),
+                             c.acc_balance.done(), c.acc_deposited.done(), c.pos_account.done(),
+                             c.pos_symbol.done(), c.pos_amount.done(), c.pos_granted.done(),
+                             c.o_id.done(), c.o_account.done(), c.o_symbol.done(),
+                             c.o_amount.done(), c.o_limit.done(), c.o_open.done(),
+                             c.o_created.done(), c.o_canceled.done(), c.e_id.done(), c.e_buy.done(),
+                             c.e_sell.done(), c.e_shares.done(), c.e_price.done(), c.e_time.done(),
+                             through_seq, epoch)[0]
                .as<std::int64_t>() == 1;
   };
 
-  ProjectionChunk first = next_chunk();
+  ProjectionChunk chunk = next_chunk();
   if (!more()) {
     // The usual case: a single statement outside BEGIN/COMMIT is its own transaction, one
-    // round trip per batch.
-    const bool ours = bounded("projecting a batch", timeout_, [&] {
+    // round trip per write.
+    const bool ours = bounded("writing the projection", timeout_, [&] {
       pqxx::nontransaction tx(*conn_);
-      return write(tx, first);
+      return write(tx, chunk);
     });
     if (!ours) throw fenced(epoch);
     return;
   }
-  // A big batch (a large sweep, a long backlog): several statements, each bounded by the
-  // timeout on its own, in one transaction, so the tables still move from one journal seq to
-  // another at once.
+  // Many rows (a large sweep, a long backlog): several statements, each bounded by the timeout
+  // on its own, in one transaction, so the tables still move from one journal seq to another
+  // at once. A fenced part rolls the whole transaction back when `tx` goes out of scope
+  // unfinished.
   auto tx = std::make_unique<pqxx::work>(*conn_);
-  // A fenced part rolls the whole transaction back when `tx` goes out of scope unfinished.
-  if (!bounded("projecting a batch (first part)", timeout_, [&] { return write(*tx, first); }))
-    throw fenced(epoch);
-  while (more()) {
-    ProjectionChunk c = next_chunk();
-    if (!bounded("projecting a batch (next part)", timeout_, [&] { return write(*tx, c); }))
-      throw fenced(epoch);
+  for (int part = 1;; ++part) {
+    const std::string what = "writing the projection (part " + std::to_string(part) + ")";
+    if (!bounded(what.c_str(), timeout_, [&] { return write(*tx, chunk); })) throw fenced(epoch);
+    if (!more()) break;
+    chunk = next_chunk();
   }
   bounded("committing a projection", timeout_, [&] { tx->commit(); });
 }

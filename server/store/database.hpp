@@ -17,8 +17,9 @@
 #include <pqxx/connection>
 
 #include "market/engine.hpp"
-#include "store/batch.hpp"
 #include "store/fenced.hpp"
+#include "store/journal.hpp"
+#include "store/projection_rows.hpp"
 
 namespace store {
 
@@ -75,16 +76,14 @@ class Database {
   // `account` (the others are absent), in one statement however many ids there are.
   std::map<market::OrderId, market::OrderStatus> find_orders(
       const std::string& account, const std::vector<market::OrderId>& ids);
-  // Projects a batch's effects into the SQL tables in one transaction and sets
-  // projection_position to `through_seq` with them: one statement (one round trip) for up to
-  // kProjectionRowsPerStatement rows of each table, more statements for a bigger batch, each
+  // Writes `rows` into the SQL tables in one transaction and sets projection_position to
+  // `through_seq` with them: one statement (one round trip) for up to
+  // kProjectionRowsPerStatement rows of each table, more statements for more rows, each
   // bounded by the timeout on its own. Idempotent: rows carry final values and executions
   // already stored are skipped, so re-projecting is safe. Writes only while writer_epoch is
   // `epoch`; throws Fenced (nothing written) once it is not.
-  void project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch);
+  void project(const ProjectionRows& rows, std::int64_t through_seq, std::int64_t epoch);
   static constexpr std::size_t kProjectionRowsPerStatement = 20000;
-  // The rows project() writes for `batch` (after merging).
-  static std::size_t rows_of(const Batch& batch);
   // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)
   bool committed(const CommitMark& mark);
 
@@ -103,11 +102,12 @@ class Database {
 
   // The journal (store/journal_sql.cpp). Prepares write_journal; call once the schema exists.
   void prepare_journal_write();
-  // Appends the batch's journal rows and records `mark` in commit_marker, in one statement,
+  // Appends journal `entries` and records `mark` in commit_marker, in one statement,
   // if writer_epoch is still `epoch`. Throws on failure; nothing is stored then, unless the
   // connection broke during the commit itself: committed() tells. Throws Fenced (nothing
   // stored) if another writer's epoch is in place.
-  void write_journal(const Batch& batch, const CommitMark& mark, std::int64_t epoch);
+  void write_journal(const std::vector<JournalEntry>& entries, const CommitMark& mark,
+                     std::int64_t epoch);
   // Up to `limit` journal entries with seq > `after`, in seq order.
   std::vector<JournalEntry> read_journal(std::int64_t after, std::int64_t limit);
   // Deletes the journal entries up to `through_seq` that the projection already holds; returns

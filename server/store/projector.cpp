@@ -35,16 +35,24 @@ void Projector::stop(std::chrono::seconds drain_for) {
   if (thread_.joinable()) thread_.join();
 }
 
-void Projector::enqueue(Batch&& effects, std::int64_t through_seq) {
-  effects.journal = {};  // the payloads are in the journal already; only the rows matter here
+void Projector::enqueue(DeferredEffects&& effects, std::int64_t through_seq) {
+  enqueue(Queued{{}, std::move(effects), through_seq, {}});
+}
+
+void Projector::enqueue(ProjectionRows&& rows, std::int64_t through_seq) {
+  enqueue(Queued{std::move(rows), {}, through_seq, {}});
+}
+
+void Projector::enqueue(Queued&& queued) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (fenced_) return;  // never to be written
     const auto now = std::chrono::steady_clock::now();
     if (pending_rows_ == 0 && !writing_) oldest_pending_ = now;
-    pending_rows_ += effects.rows;
-    queue_.push_back({std::move(effects), through_seq, now});
-    queued_.store(through_seq, std::memory_order_release);
+    pending_rows_ += queued.rows();
+    queued.enqueued = now;
+    queued_.store(queued.through_seq, std::memory_order_release);
+    queue_.push_back(std::move(queued));
   }
   wake_.notify_one();
 }
@@ -115,12 +123,13 @@ void Projector::release_waits() {
   drained_.notify_all();
 }
 
-bool Projector::write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation) {
+bool Projector::write(const ProjectionRows& rows, std::int64_t through_seq,
+                      std::uint64_t generation) {
   auto last_error_log = std::chrono::steady_clock::time_point();
   for (int attempt = 1;; ++attempt) {
     try {
       if (!db_) connect();
-      db_->project(batch, through_seq, epoch_);
+      db_->project(rows, through_seq, epoch_);
       if (attempt > 1)
         EXCHANGE_LOG(warn) << "projection written through journal seq " << through_seq << " after "
                            << attempt << " attempts";
@@ -243,9 +252,8 @@ void Projector::run() {
     // group commit's thread and must not wait for this).
     std::vector<Queued> taken;
     std::size_t rows = 0;
-    while (!queue_.empty() &&
-           (taken.empty() || rows + queue_.front().effects.rows <= kMaxRowsPerWrite)) {
-      rows += queue_.front().effects.rows;
+    while (!queue_.empty() && (taken.empty() || rows + queue_.front().rows() <= kMaxRowsPerWrite)) {
+      rows += queue_.front().rows();
       taken.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
@@ -253,9 +261,11 @@ void Projector::run() {
     writing_ = true;
     lock.unlock();
 
-    Batch merged;
-    for (auto& q : taken) merged.merge(std::move(q.effects));
-    merged.fold();
+    ProjectionRows merged;
+    for (auto& q : taken) {
+      merged.merge(std::move(q.merged));
+      merged.merge(std::move(q.effects));
+    }
     const std::int64_t through = taken.back().through_seq;
     taken.clear();
     bool ok = write(merged, through, generation);

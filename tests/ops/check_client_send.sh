@@ -11,25 +11,11 @@ server_bin=${EXCHANGE_SERVER_BIN:-$PWD/build/bin/exchange-server}
 client_bin=${EXCHANGE_CLIENT_BIN:-$PWD/build/bin/exchange-client}
 log() { printf 'check_client_send: %s\n' "$*"; }
 fail() { log "FAILED: $*"; exit 1; }
+source tests/ops/lib/start_server.sh
 
-work=$(mktemp -d /tmp/exchange-client-send.XXXXXX)
-pid=""
-cleanup() {
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-
-"$server_bin" --port "$port" --db "$EXCHANGE_TEST_DATABASE_URL" --reset --log-level warn \
-  2>"$work/server.log" &
-pid=$!
-for _ in $(seq 300); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  kill -0 "$pid" 2>/dev/null || fail "exchange-server exited at start: $(cat "$work/server.log")"
-  sleep 0.1
-done
+ops_workdir client-send
+start_server "$work/server.log" "$server_bin" --db "$EXCHANGE_TEST_DATABASE_URL" --reset \
+  --log-level warn
 
 # expect STATUS FILE...: runs the client on the files, checks its exit status.
 expect() {
@@ -52,8 +38,6 @@ log "a reply holding <error>: exit 3, and every reply printed"
 expect 2
 log "no file: exit 2"
 
-kill -TERM "$pid"
-wait "$pid" || true
-pid=""
+stop_server || true
 expect 1 "$work/ok.xml"
 log "no server: exit 1"

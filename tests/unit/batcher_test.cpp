@@ -3,7 +3,9 @@
 //   - requests that arrive while a batch is being written share the next write, in seq order;
 //   - a reply waits for its batch's write, and comes at once for a ticket already durable;
 //   - a failed write fails its batch and the one that filled behind it, and recover() runs;
-//   - a fenced write fails everything from then on, never writing again.
+//   - a fenced write fails everything from then on, never writing again;
+//   - a committed batch's effects are handed on, unmerged and through its last seq, before
+//     its replies.
 #include "store/batcher.hpp"
 
 #include <atomic>
@@ -34,7 +36,7 @@ struct GatedWrites {
   int entered = 0, released = 0;
   bool fail_next = false, fence_next = false;
 
-  void write(const store::Batch& batch) {
+  void write(const store::JournalBatch& batch) {
     std::unique_lock<std::mutex> lock(mutex);
     const int me = ++entered;
     changed.notify_all();
@@ -45,7 +47,7 @@ struct GatedWrites {
       throw std::runtime_error("the write failed");
     }
     std::vector<std::int64_t> seqs;
-    for (const auto& e : batch.journal) seqs.push_back(e.seq);
+    for (const auto& e : batch.entries) seqs.push_back(e.seq);
     written.push_back(seqs);
   }
   void wait_entered(int n) {
@@ -76,7 +78,7 @@ bool ready(std::future<store::Outcome>& f) {
 TEST_CASE("Requests that arrive during a write share the next one, in seq order",
           "[unit][batcher]") {
   GatedWrites writes;
-  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
+  store::Batcher batcher([&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
                          [](store::Batcher&, store::Ticket, store::Outcome) {});
   batcher.start();
   const auto first = batcher.submit(entry("a"), {});
@@ -109,7 +111,7 @@ TEST_CASE("A failed write fails its batch and the one behind it, and recover run
   GatedWrites writes;
   std::atomic<int> recovered{0};
   store::Outcome recovered_with = store::Outcome::Committed;
-  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
+  store::Batcher batcher([&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
                          [&](store::Batcher& b, store::Ticket failed, store::Outcome outcome) {
                            // Counted before the replies: the test reads it once they arrive.
                            recovered_with = outcome;
@@ -140,7 +142,7 @@ TEST_CASE("A failed write fails its batch and the one behind it, and recover run
 
 TEST_CASE("After a fenced write nothing is written again", "[unit][batcher]") {
   GatedWrites writes;
-  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
+  store::Batcher batcher([&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
                          [&](store::Batcher& b, store::Ticket failed, store::Outcome outcome) {
                            for (auto& reply : b.fail_open_batch(failed, outcome)) reply();
                          });
@@ -155,5 +157,53 @@ TEST_CASE("After a fenced write nothing is written again", "[unit][batcher]") {
   CHECK(later.get() == store::Outcome::Fenced);
   std::lock_guard<std::mutex> lock(writes.mutex);
   CHECK(writes.entered == 1);  // the later batch never reached the write function
+  batcher.stop();
+}
+
+TEST_CASE("A committed batch hands its effects on through its last seq, before its replies",
+          "[unit][batcher]") {
+  GatedWrites writes;
+  struct Handed {
+    std::size_t requests, rows;
+    std::int64_t through_seq;
+    bool replied;  // whether the batch's reply had come when its effects were handed on
+  };
+  std::vector<Handed> handed;  // the writer thread's until the replies arrive
+  std::atomic<bool> replied{false};
+  store::Batcher batcher(
+      [&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
+      [](store::Batcher&, store::Ticket, store::Outcome) {},
+      [&](store::DeferredEffects&& effects, std::int64_t through_seq) {
+        const std::size_t rows = effects.rows();
+        handed.push_back({effects.take().size(), rows, through_seq, replied.load()});
+      });
+  batcher.start();
+  market::Effects one;
+  one.symbols = {"X"};
+  const auto first = batcher.submit(entry("a"), std::move(one));
+  writes.wait_entered(1);
+  market::Effects two;
+  two.symbols = {"Y"};
+  two.accounts = {{"1", {}, {}}, {"1", {}, {}}};  // rows as produced: both count
+  batcher.submit(entry("b"), std::move(two));
+  const auto third = batcher.submit(entry("c"), {});
+  auto promise = std::make_shared<std::promise<store::Outcome>>();
+  auto last = promise->get_future();
+  batcher.when_durable(third.ticket, [&, promise](store::Outcome o) {
+    replied = true;
+    promise->set_value(o);
+  });
+  writes.release();
+  writes.wait_entered(2);
+  writes.release();
+  CHECK(last.get() == store::Outcome::Committed);
+  REQUIRE(handed.size() == 2);
+  CHECK(handed[0].requests == 1);
+  CHECK(handed[0].rows == 1);
+  CHECK(handed[0].through_seq == first.seq);
+  CHECK(handed[1].requests == 2);
+  CHECK(handed[1].rows == 3);
+  CHECK(handed[1].through_seq == third.seq);
+  CHECK_FALSE(handed[1].replied);
   batcher.stop();
 }
