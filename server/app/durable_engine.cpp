@@ -31,7 +31,7 @@ DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
             metrics_.committed(batch.requests, std::chrono::steady_clock::now() - started);
             if (on_commit_) on_commit_();
           },
-          [this](store::Batcher&, store::Ticket failed, store::Outcome outcome) {
+          [this](store::Batcher&, store::Ticket failed, store::CommitResult outcome) {
             metrics_.commit_failed();
             recover(failed, outcome);
           },
@@ -108,7 +108,7 @@ void DurableEngine::reply_when_durable(store::Ticket ticket, std::string prepare
   using Clock = std::chrono::steady_clock;
   const auto applied_at = Clock::now();
   batcher_.when_durable(ticket, [this, prepared = std::move(prepared), pending, journaled,
-                                 applied_at](store::Outcome outcome) mutable {
+                                 applied_at](store::CommitResult outcome) mutable {
     if (journaled) metrics_.commit_waited(Clock::now() - applied_at);
     const Outcome ended = outcome_of(outcome);
     pending.end(ended, ended == Outcome::Durable ? std::move(prepared) : std::string());
@@ -168,8 +168,8 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
       EXCHANGE_LOG(error) << "internal error applying a request: " << e.what();
       batcher_.poison_open_batch();
       ticket = batcher_.visible_ticket();
-      batcher_.when_durable(ticket,
-                            [pending](store::Outcome) { pending.end(Outcome::InternalError); });
+      batcher_.when_durable(
+          ticket, [pending](store::CommitResult) { pending.end(Outcome::InternalError); });
       return;
     }
   }

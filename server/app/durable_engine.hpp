@@ -131,7 +131,7 @@ class DurableEngine {
  private:
   // The group commit's RecoverFn (recovery.cpp): fails what could have seen batch `failed`,
   // serves "unavailable" and rebuilds the engine until it succeeds or the server stops.
-  void recover(store::Ticket failed, store::Outcome outcome);
+  void recover(store::Ticket failed, store::CommitResult outcome);
   // submit()'s work: ends `pending` (at once, or once what it reflects is durable).
   void apply_and_reply(const protocol::Command& cmd, std::string_view payload,
                        const Prepare& prepare, const Pending& pending);

@@ -59,7 +59,7 @@ void Batcher::poison_open_batch() {
   wake_.notify_one();
 }
 
-bool Batcher::failed(Ticket t, Outcome& outcome) const {
+bool Batcher::failed(Ticket t, CommitResult& outcome) const {
   for (const FailedRange& r : failed_ranges_) {
     if (t >= r.first && t <= r.last) {
       outcome = t == r.first ? r.first_outcome : r.rest();
@@ -71,7 +71,7 @@ bool Batcher::failed(Ticket t, Outcome& outcome) const {
 
 void Batcher::when_durable(Ticket ticket, Done done) {
   bool known = true;
-  Outcome outcome = Outcome::Committed;
+  CommitResult outcome = CommitResult::Committed;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!failed(ticket, outcome) && ticket > committed_through_) {
@@ -91,7 +91,8 @@ std::vector<std::pair<Ticket, Batcher::Done>> Batcher::take_waiters_through(Tick
   return out;
 }
 
-std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket, Outcome outcome) {
+std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket,
+                                                            CommitResult outcome) {
   std::lock_guard<std::mutex> lock(mutex_);
   const FailedRange range{failed_ticket, open_ticket_, outcome};
   failed_ranges_.push_back(range);
@@ -101,7 +102,7 @@ std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket
   ++stats_.failures;
   std::vector<std::function<void()>> out;
   for (auto& [ticket, done] : take_waiters_through(open_ticket_ - 1)) {
-    Outcome o = ticket == failed_ticket ? outcome : range.rest();
+    CommitResult o = ticket == failed_ticket ? outcome : range.rest();
     out.push_back([o, done = std::move(done)] { done(o); });
   }
   return out;
@@ -170,11 +171,11 @@ void Batcher::run() {
 
     // A poisoned batch is never written: its requests are certainly not applied. Once fenced,
     // no batch is.
-    Outcome outcome = fenced     ? Outcome::Fenced
-                      : poisoned ? Outcome::NotApplied
-                                 : Outcome::Committed;
+    CommitResult outcome = fenced     ? CommitResult::Fenced
+                           : poisoned ? CommitResult::NotApplied
+                                      : CommitResult::Committed;
     auto started = std::chrono::steady_clock::now();
-    if (outcome == Outcome::Committed) {
+    if (outcome == CommitResult::Committed) {
       try {
         write_(batch, ticket);
       } catch (const Fenced& e) {
@@ -182,17 +183,17 @@ void Batcher::run() {
         std::lock_guard<std::mutex> lock(mutex_);
         fenced_ = true;
         fenced_why_ = e.what();
-        outcome = Outcome::Fenced;
+        outcome = CommitResult::Fenced;
       } catch (const CommitOutcomeUnknown& e) {
         EXCHANGE_LOG(error) << "writing batch " << ticket << ": " << e.what();
-        outcome = Outcome::Unknown;
+        outcome = CommitResult::Unknown;
       } catch (const std::exception& e) {
         EXCHANGE_LOG(error) << "writing batch " << ticket << " failed: " << e.what();
-        outcome = Outcome::NotApplied;
+        outcome = CommitResult::NotApplied;
       }
     }
 
-    if (outcome != Outcome::Committed) {
+    if (outcome != CommitResult::Committed) {
       cycle_started_ns_.store(0, std::memory_order_relaxed);  // the reload reports itself
       recover_(*this, ticket, outcome);
       continue;
@@ -217,7 +218,7 @@ void Batcher::run() {
       done = take_waiters_through(ticket);
     }
     cycle_started_ns_.store(0, std::memory_order_relaxed);
-    for (auto& [t, d] : done) d(Outcome::Committed);
+    for (auto& [t, d] : done) d(CommitResult::Committed);
   }
 }
 

@@ -11,7 +11,7 @@
 // other request runs: memory and database never disagree.
 //
 // A write that finds another writer in charge (Fenced) is final: that batch and every later
-// one fail as Outcome::Fenced without being written, and `recover` is told so (it must not
+// one fail as CommitResult::Fenced without being written, and `recover` is told so (it must not
 // rebuild anything from a database that is no longer this process's to write).
 #include <atomic>
 #include <chrono>
@@ -39,8 +39,9 @@ struct CommitOutcomeUnknown : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What became of a request's effects.
-enum class Outcome {
+// What became of a request's effects: the group commit's result for its batch (not a request's
+// outcome: app::Outcome is that, and maps this once, in outcome_of).
+enum class CommitResult {
   Committed,   // durable
   NotApplied,  // certainly not stored (its batch failed, or was never written)
   Unknown,     // the connection broke during its commit and PostgreSQL stayed unreachable
@@ -52,10 +53,10 @@ class Batcher {
   // `write` makes a batch durable or throws (store::CommitOutcomeUnknown when it cannot tell).
   // `recover` runs on the writer thread after a failed write: it must take the engine's
   // exclusive lock, call fail_open_batch(), run the callbacks it hands back, and rebuild the
-  // engine from the database (except after Outcome::Fenced: then nothing is rebuilt).
+  // engine from the database (except after CommitResult::Fenced: then nothing is rebuilt).
   using WriteFn = std::function<void(const JournalBatch&, Ticket)>;
-  using Done = std::function<void(Outcome)>;
-  using RecoverFn = std::function<void(Batcher& batcher, Ticket failed, Outcome outcome)>;
+  using Done = std::function<void(CommitResult)>;
+  using RecoverFn = std::function<void(Batcher& batcher, Ticket failed, CommitResult outcome)>;
   // Runs on the writer thread after each successful write, in commit order, before the
   // batch's replies are released: the effects of the journal entries through `through_seq`.
   using CommittedFn = std::function<void(DeferredEffects&& effects, std::int64_t through_seq)>;
@@ -91,7 +92,7 @@ class Batcher {
   // fails the open batch behind it as well (its requests saw the failed batch's state and
   // were never written: NotApplied, or Fenced after a fenced write). Returns every failed
   // request's callback, bound to its outcome, to be run outside the lock.
-  std::vector<std::function<void()>> fail_open_batch(Ticket failed, Outcome outcome);
+  std::vector<std::function<void()>> fail_open_batch(Ticket failed, CommitResult outcome);
 
   // Why a write was fenced (Fenced::what()); empty unless one was.
   std::string fenced_why() const;
@@ -114,7 +115,7 @@ class Batcher {
  private:
   void run();
   // The outcome of a ticket in a failed range, if it is in one.
-  bool failed(Ticket t, Outcome& outcome) const;
+  bool failed(Ticket t, CommitResult& outcome) const;
   std::vector<std::pair<Ticket, Done>> take_waiters_through(Ticket t);
 
   WriteFn write_;
@@ -128,11 +129,12 @@ class Batcher {
   Ticket open_ticket_ = 1;
   Ticket committed_through_ = 0;
   struct FailedRange {
-    Ticket first, last;     // inclusive
-    Outcome first_outcome;  // the batch whose write failed; the rest are NotApplied (Fenced
-                            // when it was)
-    Outcome rest() const {
-      return first_outcome == Outcome::Fenced ? Outcome::Fenced : Outcome::NotApplied;
+    Ticket first, last;          // inclusive
+    CommitResult first_outcome;  // the batch whose write failed; the rest are NotApplied (Fenced
+                                 // when it was)
+    CommitResult rest() const {
+      return first_outcome == CommitResult::Fenced ? CommitResult::Fenced
+                                                   : CommitResult::NotApplied;
     }
   };
   std::vector<FailedRange> failed_ranges_;  // rare
