@@ -3,7 +3,8 @@
 resting book of --orders orders that never cross.
 
     scripts/takeover_bench.py [--orders 1000000] [--takeovers 20] [--restarts 5]
-                              [--clients 4] [--load-seconds 2] [--db URL] [--build-dir build]
+                              [--pauses 3] [--lease-ms 5000] [--clients 4] [--load-seconds 2]
+                              [--db URL] [--build-dir build]
 
 1. The book: starts exchange-server once on a fresh database (--reset) to create 1,000 accounts
    with ample cash and shares of 10 symbols, stops it, and writes --orders open orders straight
@@ -19,6 +20,10 @@ resting book of --orders orders that never cross.
    --load-seconds the active one is SIGKILLed; the standby takes over; the killed one is
    started again as the standby and, once it follows the journal, the next round begins.
    --takeovers times.
+4. Pauses: the active server is SIGSTOPped; the standby takes over once its lease (--lease-ms)
+   has expired (timed by a query sent to the standby every 10 ms until it is answered); the
+   paused one, resumed (SIGCONT), must exit 4 (stepped down) and is started again as the
+   standby. --pauses times.
 For each round it prints the time from the kill to the first request answered by the server
 now in charge (the client's view, to within the clients' 5 ms retry pause), and the server's
 own log of its takeover; then median and max of both kinds. At the end it checks, in SQL once
@@ -151,7 +156,7 @@ class Load:
         self.lock = threading.Lock()
         self.preferred = 0
         self.acked = []      # (order id, account)
-        self.answers = []    # (monotonic time of the reply, port)
+        self.answers = []    # (monotonic time sent, time of the reply, port)
         self.unknown = 0     # sent, no reply: never retried
         self.refused = 0     # refused or answered with an error: nothing applied
         self.threads = [threading.Thread(target=self.run, args=(c,), daemon=True)
@@ -172,20 +177,23 @@ class Load:
             for i in range(len(self.ports)):
                 at = (first + i) % len(self.ports)
                 port = self.ports[at]
+                sent = time.monotonic()
                 try:
-                    reply = request(port, xml)
+                    reply = request(port, xml, timeout=2)
                 except ConnectionRefusedError:
                     continue  # nothing delivered: the next endpoint may serve
                 except OSError:
                     with self.lock:
                         self.unknown += 1
+                        # A silent server (paused): the next request starts with the other.
+                        self.preferred = (at + 1) % len(self.ports)
                     served = True  # reported as unknown, not sent again
                     break
                 m = re.search(r'<opened [^>]*id="(\d+)"', reply)
                 if m:
                     with self.lock:
                         self.acked.append((int(m.group(1)), account))
-                        self.answers.append((time.monotonic(), port))
+                        self.answers.append((sent, time.monotonic(), port))
                         self.preferred = at
                     served = True
                     break
@@ -195,14 +203,32 @@ class Load:
                 time.sleep(0.005)
 
     def first_answer_after(self, t, port):
+        """The first reply from `port` to a request sent after `t` (a reply the killed process
+        had already written may still arrive after the kill)."""
         with self.lock:
-            times = [a for a, p in self.answers if a > t and p == port]
+            times = [a for sent, a, p in self.answers if sent > t and p == port]
         return min(times) if times else None
 
     def stop(self):
         self.stopping = True
         for t in self.threads:
             t.join()
+
+
+def probe_serving(port, since, seconds=60):
+    """Seconds from `since` until `port` answers a query other than with the standby's error
+    (probed every 10 ms: the load's clients may be waiting on a paused server meanwhile)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            # Order 1 is account 2's (build_book).
+            reply = request(port, '<transactions id="2"><query id="1"/></transactions>', timeout=1)
+            if "<status" in reply:
+                return time.monotonic() - since
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise SystemExit(f"takeover_bench: port {port} did not serve within {seconds} s")
 
 
 def wait_answer(load, t, port, seconds=60):
@@ -302,6 +328,9 @@ def main():
     ap.add_argument("--orders", type=int, default=1000000, help="resting orders in the book (never cross)")
     ap.add_argument("--takeovers", type=int, default=20, help="kill -9 of the active server, each taken over")
     ap.add_argument("--restarts", type=int, default=5, help="kill -9 and plain restart, for comparison")
+    ap.add_argument("--pauses", type=int, default=3,
+                    help="then SIGSTOP of the active server, taken over once its lease expired")
+    ap.add_argument("--lease-ms", type=int, default=5000, help="--lease-ms of every server")
     ap.add_argument("--clients", type=int, default=4, help="load threads (one request per connection)")
     ap.add_argument("--load-seconds", type=float, default=2.0, help="load before each kill")
     ap.add_argument("--db", help="database URL (default: private PostgreSQL in .local/takeover-bench-pg)")
@@ -324,14 +353,14 @@ def main():
         log(f"plain restart: {args.restarts} kills, each followed at once by a new server")
         restarts = []
         a = servers[0]
-        a.start()
+        a.start("--lease-ms", str(args.lease_ms))
         a.wait_accepting()
         load = Load([a.port], args.clients)
         for r in range(args.restarts):
             time.sleep(args.load_seconds)
             killed = time.monotonic()
             a.kill()
-            a.start()
+            a.start("--lease-ms", str(args.lease_ms))
             took = wait_answer(load, killed, a.port)
             restarts.append(took)
             log(f"restart {r + 1}/{args.restarts}: kill to first answered request {took * 1000:.0f} ms")
@@ -343,9 +372,9 @@ def main():
         takeovers = []
         taken = {s.port: 0 for s in servers}  # takeover lines already in each one's log
         active, standby = servers
-        active.start()
+        active.start("--lease-ms", str(args.lease_ms))
         active.wait_accepting()
-        standby.start("--standby")
+        standby.start("--standby", "--lease-ms", str(args.lease_ms))
         standby.wait_following()
         load = Load([s.port for s in servers], args.clients)
         for k in range(args.takeovers):
@@ -360,7 +389,31 @@ def main():
                     f"{server_side[1]} ms, tail and hand-over {server_side[2]} ms)") if server_side else ""
             log(f"takeover {k + 1}/{args.takeovers}: kill to first answered request {took * 1000:.0f} ms{side}")
             # The killed one comes back as the standby of the new leader.
-            active.start("--standby")
+            active.start("--standby", "--lease-ms", str(args.lease_ms))
+            active.wait_following()
+            active, standby = standby, active
+
+        if args.pauses:
+            log(f"pauses: {args.pauses} SIGSTOPs of the active server (lease {args.lease_ms} ms)")
+        pauses = []
+        for k in range(args.pauses):
+            time.sleep(args.load_seconds)
+            paused = time.monotonic()
+            active.proc.send_signal(signal.SIGSTOP)
+            took = probe_serving(standby.port, paused)
+            pauses.append(took)
+            active.proc.send_signal(signal.SIGCONT)
+            try:
+                code = active.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                raise SystemExit("takeover_bench: the paused server did not step down within 30 s")
+            log(f"pause {k + 1}/{args.pauses}: SIGSTOP to the standby serving (a query probed every "
+                f"10 ms) {took * 1000:.0f} ms; "
+                f"the old server exited {code} after SIGCONT")
+            if code != 4:
+                raise SystemExit(f"takeover_bench: the paused server exited {code}, not 4")
+            taken[standby.port] += 1
+            active.start("--standby", "--lease-ms", str(args.lease_ms))
             active.wait_following()
             active, standby = standby, active
         load.stop()
@@ -374,6 +427,9 @@ def main():
         print(summary("plain restart (kill -9, new process at once), kill to first answered request",
                       restarts))
         print(summary("takeover by the standby, kill to first answered request", takeovers))
+        if pauses:
+            print(summary(f"paused active server (lease {args.lease_ms} ms), SIGSTOP to the standby "
+                          "serving", pauses))
         print(f"requests: {len(acked):,} acknowledged, {unknown} without a reply (unknown, not retried), "
               f"{refused} refused (standby or unavailable errors: nothing applied)")
         ok = check(db, acked)
