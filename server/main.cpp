@@ -4,7 +4,8 @@
 // SIGINT/SIGTERM -> finish in-flight requests within the grace period -> exit 0 (everything
 // drained) or 3 (requests had to be failed). Another server holding the writer lock: exit 1 at
 // start-up; another server taking the database over while this one serves (fenced): step
-// down, exit 4. Bad flags: exit 2.
+// down, exit 4. Bad flags: exit 2. With --standby (StandbyFollower, cli/role.hpp) it follows
+// the active server's journal instead and becomes a TradingService when it takes over.
 #include <chrono>
 #include <functional>
 #include <memory>

@@ -5,6 +5,7 @@
 
 #include "protocol/render.hpp"
 #include "serving/reply_errors.hpp"
+#include "store/batch_writer.hpp"
 #include "util/log.hpp"
 
 namespace cli {
@@ -50,6 +51,15 @@ StandbyRole::StandbyRole(const ServeOptions& options, const MakeFollower& follow
                            << "); retrying every second for up to --db-wait";
       shutdown.stop_flag().sleep_for(std::chrono::seconds(1));
     }
+  }
+  // Granted at once: no server holds the database, maybe none ever did. The lock is ours, so
+  // the schema may be applied as any server does at start (the standby's load needs it); it
+  // is never applied beside an active server, whose transactions could keep it waiting.
+  if (lock_->granted_within(std::chrono::milliseconds(100))) {
+    EXCHANGE_LOG(info) << "standby: no server holds the writer lock; applying the schema";
+    auto setup = store::connect_with_retry(options.serving.db, options.db_wait_seconds,
+                                           &shutdown.stop_flag(), options.db_timeout);
+    setup->apply_schema(schema_sql(options.schema_path));
   }
   EXCHANGE_LOG(info) << "standby: queued for the writer lock; loading the state";
   follower_ = follow(FollowerStartup{options, shutdown, metrics});

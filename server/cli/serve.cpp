@@ -93,15 +93,6 @@ class FenceRelay {
   std::string why_;
 };
 
-std::string schema_sql(const std::string& path) {
-  if (path.empty()) return kSchemaSql;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read --schema " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // GET /metrics (Prometheus text) and GET /healthz (200 "ok", or 503 and why).
 std::unique_ptr<net::AdminHttpServer> start_admin(const AdminOptions& admin, app::Metrics& metrics,
                                                   Service& service, const app::Shutdown& shutdown) {
@@ -127,6 +118,15 @@ std::unique_ptr<net::AdminHttpServer> start_admin(const AdminOptions& admin, app
 }
 
 }  // namespace
+
+std::string schema_sql(const std::string& path) {
+  if (path.empty()) return kSchemaSql;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read --schema " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 int serve(ServeOptions options, const MakeService& make, const MakeFollower& follow) {
   raise_descriptor_limit(options.limits.max_connections + options.serving.max_threads +

@@ -112,6 +112,10 @@ class Follower;
 struct FollowerStartup;
 using MakeFollower = std::function<std::unique_ptr<Follower>(const FollowerStartup&)>;
 
+// The schema a server applies once it holds the writer lock: `path`'s, or the built-in
+// schema.sql when empty. Throws if the file cannot be read.
+std::string schema_sql(const std::string& path);
+
 // Runs the whole lifecycle and returns the exit status (see above). Call from main once the
 // flags are parsed, before any thread is started. `follow` builds the standby of
 // options.standby (cli/role.hpp); a binary without one leaves it empty.

@@ -79,6 +79,7 @@ WriterLock::WriterLock(Options options, const StopFlag* stop) : options_(std::mo
 WriterLock::WriterLock(Options options, Queue) : options_(std::move(options)) { queue_again(); }
 
 void WriterLock::queue_again() {
+  granted_ = false;
   conn_ = std::make_unique<LockConnection>(options_.conninfo, kApplicationName);
   backend_ = backend_of(*conn_);
   // Queued in PostgreSQL behind the holder: when its session ends the lock is ours at once.
@@ -86,8 +87,8 @@ void WriterLock::queue_again() {
 }
 
 bool WriterLock::granted_within(std::chrono::milliseconds wait) {
-  if (!conn_->result_within(wait)) return false;
-  return true;
+  if (!granted_ && conn_->result_within(wait)) granted_ = true;
+  return granted_;
 }
 
 WriterLock::~WriterLock() {

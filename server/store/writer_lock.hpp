@@ -83,8 +83,9 @@ class WriterLock {
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
 
-  // Queued (the Queue constructor): waits up to `wait` for the lock; true once it is ours.
-  // Throws std::runtime_error if the session broke (then queue_again()).
+  // Queued (the Queue constructor): waits up to `wait` for the lock; true once it is ours
+  // (and at every later call). Throws std::runtime_error if the session broke (then
+  // queue_again()).
   bool granted_within(std::chrono::milliseconds wait);
   // Queued: a new session queued again, after granted_within() threw. Throws as the
   // constructor.
@@ -145,6 +146,7 @@ class WriterLock {
   std::unique_ptr<LockConnection> conn_;   // the session holding the lock
   Backend backend_;                        // its backend
   std::unique_ptr<LockConnection> watch_;  // queued: for the lease checks, the lock's is busy
+  bool granted_ = false;                   // queued: the lock came
   std::int64_t epoch_ = 0;
   // Steady-clock nanoseconds until which the lease is ours; 0 before begin_epoch().
   std::atomic<std::int64_t> lease_until_ns_{0};
