@@ -44,7 +44,7 @@ FROM pg_stat_activity a WHERE a.pid = ANY (pg_blocking_pids($1::int))
 
 LockConnection& WriterLock::watch() {
   if (!watch_ || !watch_->usable())
-    watch_ = std::make_unique<LockConnection>(options_.conninfo, "exchange-standby");
+    watch_ = std::make_unique<LockConnection>(options_.conninfo, "exchange-writer-watch");
   return *watch_;
 }
 

@@ -143,10 +143,12 @@ class WriterLock {
   std::optional<std::string> take_again();
 
   Options options_;
-  std::unique_ptr<LockConnection> conn_;   // the session holding the lock
-  Backend backend_;                        // its backend
-  std::unique_ptr<LockConnection> watch_;  // queued: for the lease checks, the lock's is busy
-  bool granted_ = false;                   // queued: the lock came
+  std::unique_ptr<LockConnection> conn_;  // the session holding the lock
+  Backend backend_;                       // its backend
+  // For the lease checks and ending blockers (application_name exchange-writer-watch): the
+  // lock's own session may be busy queueing.
+  std::unique_ptr<LockConnection> watch_;
+  bool granted_ = false;  // queued: the lock came
   std::int64_t epoch_ = 0;
   // Steady-clock nanoseconds until which the lease is ours; 0 before begin_epoch().
   std::atomic<std::int64_t> lease_until_ns_{0};
