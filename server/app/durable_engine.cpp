@@ -135,6 +135,10 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
   // Checked again under the lock, where it is exact.
   if (fenced_) return pending.end(Outcome::Fenced);
   if (!available_) return pending.end(Outcome::Unavailable);
+  // A lease run out: a standby may be taking over, and even a read could show state it has
+  // moved past. (A write could not be acknowledged wrongly: its append checks the writer epoch
+  // in its own statement, so it commits before the new leader's bump or not at all.)
+  if (options_.lease_valid && !options_.lease_valid()) return pending.end(Outcome::Unavailable);
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
     if (fenced_) return pending.end(Outcome::Fenced);

@@ -84,8 +84,9 @@ std::string Metrics::prometheus_text() {
   p::header(out, "exchange_requests_total", "counter",
             "Requests answered, by root element and outcome (ok: answered normally, item "
             "errors included; rejected: refused as a whole (malformed, over a limit or the "
-            "memory budget); unavailable: the engine was reloading, the server stepped down, "
-            "or a large request was refused as busy; failed: the commit failed or its outcome "
+            "memory budget); unavailable: the engine was reloading, the server stepped down "
+            "or is the standby, or a large request was refused as busy; failed: the commit failed "
+            "or its outcome "
             "is unknown).");
   for (int r = 0; r < kRoots; ++r)
     for (int o = 0; o < kLabels; ++o)
@@ -143,6 +144,24 @@ std::string Metrics::prometheus_text() {
   gauge("exchange_busy_threads", "Of those, threads running a request now.", g.busy);
   gauge("exchange_queue_length", "Requests framed and waiting for a worker.", g.queued);
   gauge("exchange_pool_target_threads", "The self-sizing pool's target size.", g.target);
+  if (st.role >= 0) {
+    p::header(out, "exchange_role", "gauge",
+              "1 for the role this server has now: active (holds the writer lock and serves) "
+              "or standby (--standby: follows the journal, serves nothing until it takes "
+              "over).");
+    p::sample(out, "exchange_role", "role=\"active\"", st.role == 1 ? 1 : 0);
+    p::sample(out, "exchange_role", "role=\"standby\"", st.role == 0 ? 1 : 0);
+  }
+  gauge("exchange_standby_lag_entries",
+        "Standby: journal entries the active server committed that this standby has not "
+        "applied yet (as of its last look, every few milliseconds).",
+        st.standby_lag_entries);
+  if (st.standby_lag_ms >= 0) {
+    p::header(out, "exchange_standby_lag_seconds", "gauge",
+              "Standby: how long since it last had applied every journal entry committed by "
+              "then (how stale its state may be).");
+    p::sample(out, "exchange_standby_lag_seconds", "", st.standby_lag_ms / 1000.0);
+  }
   gauge("exchange_orders_resting", "Open orders in memory (resting on the books).",
         st.orders_resting);
   gauge("exchange_available",

@@ -17,6 +17,7 @@ namespace serving {
 enum class ReplyError {
   Unavailable,            // the engine is being rebuilt from the database; nothing applied
   Fenced,                 // another server took over the database; this one stepped down
+  Standby,                // this server is the standby (--standby): it serves nothing yet
   NotApplied,             // its commit failed; nothing stored, safe to retry
   Unknown,                // the connection broke during its commit; outcome not known
   InternalError,          // applying it failed inside the engine; nothing kept
@@ -40,6 +41,11 @@ constexpr const char* error_text(ReplyError error) {
       return "Service unavailable: another exchange server took over this database and this "
              "one has stepped down; nothing was applied. Send requests to the server now in "
              "charge";
+    case ReplyError::Standby:
+      // Not "retry later" here: the active server serves now; this one only once it has
+      // taken over (then the same connection is served).
+      return "Service unavailable: this exchange server is the standby and serves nothing "
+             "until it takes over; nothing was applied. Send requests to the active server";
     case ReplyError::NotApplied:
       return "Internal error: the request was not applied (the database write failed); it is "
              "safe to retry";

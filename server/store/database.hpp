@@ -121,6 +121,14 @@ class Database {
   // The writer epoch as stored now (store/writer_epoch_sql.cpp).
   WriterEpoch writer_epoch();
 
+  // For a standby following the journal (store/follow_sql.cpp): the largest journal seq and
+  // projection_position.seq, read together.
+  struct JournalEnd {
+    std::int64_t last_seq = 0;
+    std::int64_t projected_seq = 0;
+  };
+  JournalEnd journal_end();
+
  private:
   // Runs `call` under the watchdog for `limit`; marks the connection broken if it fails or
   // the watchdog fired, and turns a fired watchdog's error into DatabaseTimeout.

@@ -49,7 +49,7 @@ TEST_CASE("every error text starts with the class clients match on", "[unit]") {
   using E = serving::ReplyError;
   // Clients (and tests/support/random_traders.cpp) tell "nothing happened, retry" from an
   // item-level answer by these prefixes.
-  for (E e : {E::Unavailable, E::Fenced, E::Stopping})
+  for (E e : {E::Unavailable, E::Fenced, E::Standby, E::Stopping})
     CHECK(starts_with(serving::error_text(e), "Service unavailable: "));
   for (E e : {E::NotApplied, E::Unknown, E::InternalError, E::HandlerFailed})
     CHECK(starts_with(serving::error_text(e), "Internal error: "));
