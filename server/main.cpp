@@ -50,10 +50,9 @@ struct Config {
   std::size_t archive_connections = 2;
   int db_wait_seconds = 30;
   unsigned writer_lock_wait_ms = 5000;
-  unsigned heavy_wait_ms = 10000;
+  unsigned heavy_wait_ms = 10000;  // --max-heavy-wait-ms, into handler_limits.heavy
   std::size_t max_projection_rows = 1000000;
-  std::size_t heavy_pause_projection_rows =
-      500000;               // --max-heavy-wait-ms, into handler_limits.heavy
+  std::size_t heavy_pause_projection_rows = 500000;
   unsigned admin_port = 0;  // 0: no admin port
   std::string admin_bind = "127.0.0.1";
   std::size_t admin_max_connections = net::AdminLimits{}.max_connections;
