@@ -116,6 +116,22 @@ CREATE TABLE IF NOT EXISTS writer_epoch (
 INSERT INTO writer_epoch (epoch, holder, since) VALUES (0, 'nobody yet', now())
   ON CONFLICT DO NOTHING;
 
+-- One row: the lease of the writer in charge (store/writer_lock.hpp). The server that bumps
+-- writer_epoch sets `epoch` and `lock_pid` (its writer lock's backend) in the same transaction
+-- and renews `expires_at` every third of its lease. A standby (exchange-server --standby)
+-- ends that lock session once `expires_at` has passed by PostgreSQL's clock, and so takes
+-- over from a server that is alive to PostgreSQL but no longer working (paused, frozen).
+CREATE TABLE IF NOT EXISTS writer_lease (
+  singleton  BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
+  epoch      BIGINT NOT NULL,        -- the writer_epoch it covers
+  holder     TEXT NOT NULL,
+  lock_pid   INTEGER NOT NULL,       -- the backend holding the writer lock
+  renewed_at TIMESTAMPTZ NOT NULL,
+  expires_at TIMESTAMPTZ NOT NULL
+);
+INSERT INTO writer_lease (epoch, holder, lock_pid, renewed_at, expires_at)
+  VALUES (0, 'nobody yet', 0, now(), now()) ON CONFLICT DO NOTHING;
+
 -- One row: the last journal seq whose effects accounts, positions, orders and executions
 -- hold. The projector updates it in the same statement as those tables, off the reply path.
 CREATE TABLE IF NOT EXISTS projection_position (

@@ -11,7 +11,8 @@
 namespace {
 
 void usage(std::ostream& os) {
-  os << "usage: exchange-client send FILE.xml... [--host H] [--port P] [--persistent]\n"
+  os << "usage: exchange-client send FILE.xml... [--host H] [--port P | --servers H:P,H:P] "
+        "[--persistent]\n"
         "       exchange-client bench [options]\n"
         "       exchange-client COMMAND --help\n";
 }

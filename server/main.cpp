@@ -4,8 +4,10 @@
 // SIGINT/SIGTERM -> finish in-flight requests within the grace period -> exit 0 (everything
 // drained) or 3 (requests had to be failed). Another server holding the writer lock: exit 1 at
 // start-up; another server taking the database over while this one serves (fenced): step
-// down, exit 4. Bad flags: exit 2.
+// down, exit 4. Bad flags: exit 2. With --standby (StandbyFollower, cli/role.hpp) it follows
+// the active server's journal instead and becomes a TradingService when it takes over.
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +18,8 @@
 #include "app/health.hpp"
 #include "app/metrics.hpp"
 #include "app/request_handler.hpp"
+#include "app/standby.hpp"
+#include "cli/role.hpp"
 #include "cli/serve.hpp"
 #include "cli/serving_flags.hpp"
 #include "net/admin_http.hpp"
@@ -46,10 +50,9 @@ struct Config {
   std::size_t archive_connections = 2;
   int db_wait_seconds = 30;
   unsigned writer_lock_wait_ms = 5000;
-  unsigned heavy_wait_ms = 10000;
+  unsigned heavy_wait_ms = 10000;  // --max-heavy-wait-ms, into handler_limits.heavy
   std::size_t max_projection_rows = 1000000;
-  std::size_t heavy_pause_projection_rows =
-      500000;               // --max-heavy-wait-ms, into handler_limits.heavy
+  std::size_t heavy_pause_projection_rows = 500000;
   unsigned admin_port = 0;  // 0: no admin port
   std::string admin_bind = "127.0.0.1";
   std::size_t admin_max_connections = net::AdminLimits{}.max_connections;
@@ -60,6 +63,8 @@ struct Config {
   std::int64_t journal_keep = 0;  // 0: keep the whole journal
   unsigned projection_gather_ms = store::Projector::kDefaultGather.count();
   unsigned projector_delay_ms = 0;  // hidden test aid
+  bool standby = false;
+  unsigned lease_ms = 5000;
 };
 
 // Returns false (after printing) when the process should exit with `exit_code`.
@@ -214,6 +219,15 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "journal entries to keep once the SQL tables hold their effects: older ones are deleted "
       "as the projection advances, so the journal stops growing (restarts need only the "
       "entries after the projection). 0 keeps the whole journal, every request ever accepted")(
+      "standby", po::bool_switch(&cfg.standby),
+      "run as the hot standby of the server that holds the database's writer lock: load the "
+      "state, follow its journal (milliseconds behind), answer every request with a 'this is "
+      "the standby' error and /healthz with 503, and take over by itself when that server's "
+      "database session ends (it died) or its lease runs out (it is paused or cut off)")(
+      "lease-ms", po::value(&cfg.lease_ms)->default_value(cfg.lease_ms),
+      "the writer's lease: the server holding the writer lock renews it every third of this; "
+      "one that could not renew it for this long answers every request 'unavailable', and a "
+      "standby ends its lock session once it has expired and takes over")(
       "closed-orders-cached",
       po::value(&cfg.closed_orders_cached)->default_value(cfg.closed_orders_cached),
       "closed orders kept in memory for queries; older ones are read from the database, so "
@@ -288,6 +302,17 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
     exit_code = 2;
     return false;
   }
+  if (cfg.standby && cfg.reset) {
+    EXCHANGE_LOG(error) << "--standby and --reset do not go together: a standby changes "
+                           "nothing in the database until it has taken over";
+    exit_code = 2;
+    return false;
+  }
+  if (cfg.lease_ms < 100) {
+    EXCHANGE_LOG(error) << "--lease-ms must be at least 100";
+    exit_code = 2;
+    return false;
+  }
   if (cfg.db_timeout_ms < 100) {
     EXCHANGE_LOG(error) << "--db-timeout-ms must be at least 100";
     exit_code = 2;
@@ -297,37 +322,31 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
 }
 
 // What exchange-server serves: the durable engine (app::DurableEngine: the engine under its lock,
-// the group commit, the projection, the archive of closed orders) loaded from the database, and the
-// request handler in front of it.
+// the group commit, the projection, the archive of closed orders) loaded from the database, or
+// taken over from the standby it was, and the request handler in front of it.
 class TradingService final : public cli::Service {
  public:
+  // What it is built from, at start-up or at a standby's takeover.
+  struct Context {
+    const cli::ServeOptions& options;
+    app::Shutdown& shutdown;
+    app::Metrics& metrics;
+    std::int64_t writer_epoch;
+    std::function<bool()> lease_valid;
+  };
+
+  // Start-up: loads the state from the database.
   TradingService(const Config& cfg, const cli::Startup& start)
-      : metrics_(start.metrics),
-        health_(start.options.serving.db, start.options.db_timeout,
-                std::chrono::milliseconds(cfg.ready_max_lag_ms)),
-        engine_(engine_options(cfg, start), start.metrics, start.shutdown.stop_flag(),
-                [this] { health_.database_answered(); }),
-        handler_(engine_, start.metrics, cfg.handler_limits) {
+      : TradingService(cfg, Context{start.options, start.shutdown, start.metrics,
+                                    start.writer_epoch, start.lease_valid}) {
     engine_.load(start.db);
-    metrics_.set_db_counters([this] {
-      const auto archive = engine_.archive_counts();
-      app::Metrics::DbCounters db;
-      db.timeouts = static_cast<long>(store::Watchdog::shared().timeouts());
-      db.reconnects = static_cast<long>(engine_.write_reconnects());
-      db.archive_statements = static_cast<long>(archive.statements);
-      db.archive_orders = static_cast<long>(archive.orders);
-      db.archive_refused = static_cast<long>(archive.refused);
-      db.archive_waiting = static_cast<long>(archive.waiting);
-      db.archive_connections = static_cast<long>(archive.connected);
-      return db;
-    });
-    metrics_.set_state([this] {
-      auto gauges = engine_.state();
-      handler_.fill(gauges);
-      return gauges;
-    });
-    // /healthz asks the pinger how recently PostgreSQL answered: only with an admin port.
-    if (start.options.admin.port != 0) health_.start();
+    report(start.options);
+  }
+  // A standby's takeover: the state it kept up to date.
+  TradingService(const Config& cfg, const Context& context, app::Followed&& state)
+      : TradingService(cfg, context) {
+    engine_.adopt(std::move(state));
+    report(context.options);
   }
 
   // Before what the metrics read goes away.
@@ -353,11 +372,43 @@ class TradingService final : public cli::Service {
   std::string summary() override { return engine_.summary(); }
 
  private:
-  static app::DurableEngineOptions engine_options(const Config& cfg, const cli::Startup& start) {
+  TradingService(const Config& cfg, const Context& context)
+      : metrics_(context.metrics),
+        health_(context.options.serving.db, context.options.db_timeout,
+                std::chrono::milliseconds(cfg.ready_max_lag_ms)),
+        engine_(engine_options(cfg, context), context.metrics, context.shutdown.stop_flag(),
+                [this] { health_.database_answered(); }),
+        handler_(engine_, context.metrics, cfg.handler_limits) {}
+
+  // Once the state is in: the metrics and the health check.
+  void report(const cli::ServeOptions& options) {
+    metrics_.set_db_counters([this] {
+      const auto archive = engine_.archive_counts();
+      app::Metrics::DbCounters db;
+      db.timeouts = static_cast<long>(store::Watchdog::shared().timeouts());
+      db.reconnects = static_cast<long>(engine_.write_reconnects());
+      db.archive_statements = static_cast<long>(archive.statements);
+      db.archive_orders = static_cast<long>(archive.orders);
+      db.archive_refused = static_cast<long>(archive.refused);
+      db.archive_waiting = static_cast<long>(archive.waiting);
+      db.archive_connections = static_cast<long>(archive.connected);
+      return db;
+    });
+    metrics_.set_state([this] {
+      auto gauges = engine_.state();
+      handler_.fill(gauges);
+      gauges.role = 1;
+      return gauges;
+    });
+    // /healthz asks the pinger how recently PostgreSQL answered: only with an admin port.
+    if (options.admin.port != 0) health_.start();
+  }
+
+  static app::DurableEngineOptions engine_options(const Config& cfg, const Context& context) {
     app::DurableEngineOptions o;
-    o.writer_epoch = start.writer_epoch;
-    o.conninfo = start.options.serving.db;
-    o.db_timeout = start.options.db_timeout;
+    o.writer_epoch = context.writer_epoch;
+    o.conninfo = context.options.serving.db;
+    o.db_timeout = context.options.db_timeout;
     o.closed_orders_cached = cfg.closed_orders_cached;
     o.archive_connections = cfg.archive_connections;
     o.journal_keep = cfg.journal_keep;
@@ -366,7 +417,8 @@ class TradingService final : public cli::Service {
     o.projector_delay = std::chrono::milliseconds(cfg.projector_delay_ms);
     o.max_projection_rows = cfg.max_projection_rows;
     o.heavy_pause_projection_rows = cfg.heavy_pause_projection_rows;
-    o.on_fenced = [&shutdown = start.shutdown] { shutdown.step_down(); };
+    o.on_fenced = [&shutdown = context.shutdown] { shutdown.step_down(); };
+    o.lease_valid = context.lease_valid;
     return o;
   }
 
@@ -374,6 +426,87 @@ class TradingService final : public cli::Service {
   app::Health health_;
   app::DurableEngine engine_;
   app::RequestHandler handler_;
+};
+
+// exchange-server --standby: the engine kept up to date from the active server's journal
+// (app::Standby), which becomes a TradingService at the takeover.
+class StandbyFollower final : public cli::Follower {
+ public:
+  StandbyFollower(const Config& cfg, const cli::FollowerStartup& start)
+      : cfg_(cfg),
+        options_(start.options),
+        shutdown_(start.shutdown),
+        metrics_(start.metrics),
+        standby_(standby_options(cfg, start.options), start.shutdown.stop_flag()) {
+    metrics_.set_state([this] {
+      const auto lag = standby_.lag();
+      app::Metrics::StateGauges gauges;
+      gauges.role = 0;
+      gauges.available = 0;
+      gauges.orders_resting = lag.orders_resting;
+      gauges.journal_seq = static_cast<long>(lag.applied_seq);
+      gauges.standby_lag_entries = static_cast<long>(lag.entries);
+      gauges.standby_lag_ms = static_cast<long>(lag.behind.count());
+      return gauges;
+    });
+  }
+  ~StandbyFollower() override {
+    if (!handed_over_) metrics_.set_state(nullptr);
+  }
+
+  bool load() override { return standby_.load(); }
+  void start() override { standby_.start(); }
+  void stop() override { standby_.stop(); }
+  std::unique_ptr<cli::Service> take_over(std::int64_t epoch,
+                                          std::function<bool()> lease_valid) override {
+    app::Followed state = standby_.take_over();
+    // The state has left the standby: there is no trying again from here.
+    metrics_.set_state(nullptr);
+    handed_over_ = true;
+    try {
+      return std::make_unique<TradingService>(
+          cfg_,
+          TradingService::Context{options_, shutdown_, metrics_, epoch, std::move(lease_valid)},
+          std::move(state));
+    } catch (const std::exception& e) {
+      EXCHANGE_LOG(error) << "takeover: starting the active server failed: " << e.what()
+                          << "; stepping down";
+      shutdown_.step_down();
+      throw;
+    }
+  }
+  app::Health::Status health() override {
+    const auto lag = standby_.lag();
+    return {false, "standby: following the active server's journal, applied through seq " +
+                       std::to_string(lag.applied_seq) + ", " + std::to_string(lag.entries) +
+                       " entries and " + std::to_string(lag.behind.count()) + " ms behind"};
+  }
+  std::string loaded() override {
+    const auto lag = standby_.lag();
+    return "standby, following the journal from seq " + std::to_string(lag.applied_seq) + ", " +
+           std::to_string(lag.orders_resting) + " orders resting";
+  }
+  std::string summary() override {
+    const auto lag = standby_.lag();
+    return "standing by (never took over): " + std::to_string(lag.applied) +
+           " journal entries replayed, " + std::to_string(lag.reloads) + " loads of the projection";
+  }
+
+ private:
+  static app::StandbyOptions standby_options(const Config& cfg, const cli::ServeOptions& options) {
+    app::StandbyOptions o;
+    o.conninfo = options.serving.db;
+    o.db_timeout = options.db_timeout;
+    o.closed_orders_cached = cfg.closed_orders_cached;
+    return o;
+  }
+
+  const Config& cfg_;
+  const cli::ServeOptions& options_;
+  app::Shutdown& shutdown_;
+  app::Metrics& metrics_;
+  app::Standby standby_;
+  bool handed_over_ = false;
 };
 
 cli::ServeOptions serve_options(const Config& cfg) {
@@ -386,6 +519,8 @@ cli::ServeOptions serve_options(const Config& cfg) {
   o.db_wait_seconds = cfg.db_wait_seconds;
   o.db_timeout = std::chrono::milliseconds(cfg.db_timeout_ms);
   o.writer_lock_wait = std::chrono::milliseconds(cfg.writer_lock_wait_ms);
+  o.lease = std::chrono::milliseconds(cfg.lease_ms);
+  o.standby = cfg.standby;
   o.shutdown_grace = std::chrono::milliseconds(cfg.shutdown_grace_ms);
   o.limits.max_request_bytes = cfg.max_request_bytes;
   o.limits.read_timeout = std::chrono::milliseconds(cfg.read_timeout_ms);
@@ -410,7 +545,10 @@ int main(int argc, char** argv) {
   if (!parse_flags(argc, argv, cfg, exit_code)) return exit_code;
   cfg.handler_limits.parse = cfg.parse_limits;
   cfg.handler_limits.heavy.max_wait = std::chrono::milliseconds(cfg.heavy_wait_ms);
-  return cli::serve(serve_options(cfg), [&cfg](const cli::Startup& start) {
-    return std::make_unique<TradingService>(cfg, start);
-  });
+  return cli::serve(
+      serve_options(cfg),
+      [&cfg](const cli::Startup& start) { return std::make_unique<TradingService>(cfg, start); },
+      [&cfg](const cli::FollowerStartup& start) {
+        return std::make_unique<StandbyFollower>(cfg, start);
+      });
 }

@@ -93,12 +93,13 @@ int run_bench(int argc, const char* const* argv) {
     return 2;
   }
 
-  std::vector<std::pair<std::string, std::uint16_t>> host_ports;
+  std::vector<Targets::HostPort> host_ports;
+  const auto& listed = o.servers.empty() ? o.replicas : o.servers;
   try {
-    if (o.replicas.empty()) {
+    if (listed.empty()) {
       host_ports.emplace_back(o.host, o.port);
     } else {
-      for (const auto& r : o.replicas) {
+      for (const auto& r : listed) {
         std::string host;
         std::uint16_t port = 0;
         net::split_host_port(r, o.port, host, port);
@@ -106,7 +107,8 @@ int run_bench(int argc, const char* const* argv) {
       }
     }
   } catch (const std::exception& e) {
-    std::cerr << "exchange-client bench: --replicas: " << e.what() << "\n";
+    std::cerr << "exchange-client bench: " << (o.servers.empty() ? "--replicas" : "--servers")
+              << ": " << e.what() << "\n";
     return 2;
   }
 
@@ -119,9 +121,13 @@ int run_bench(int argc, const char* const* argv) {
   SetupSummary setup;
   Workload workload(o);
   try {
-    targets = std::make_unique<Targets>(host_ports, timeouts, o.persistent);
-    for (std::size_t t = 0; t < targets->size(); ++t)
-      target_names.push_back(targets->endpoint(t).name());
+    if (o.servers.empty())
+      targets = std::make_unique<Targets>(host_ports, timeouts, o.persistent);
+    else
+      targets = Targets::failover(
+          host_ports, timeouts, o.persistent,
+          std::chrono::milliseconds(static_cast<long long>(o.failover_wait_s * 1000)));
+    for (std::size_t t = 0; t < targets->size(); ++t) target_names.push_back(targets->name(t));
     // Fail fast on a wrong address or a server without sessions (the setup
     // requests do that job for one-request-per-connection runs).
     if (o.persistent || !o.setup) targets->preflight();

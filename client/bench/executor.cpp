@@ -1,57 +1,132 @@
 #include "bench/executor.hpp"
 
 #include <system_error>
+#include <thread>
+
+#include "net/failover.hpp"
 
 namespace exch::bench {
 
-Targets::Targets(const std::vector<std::pair<std::string, std::uint16_t>>& host_ports,
-                 net::Timeouts timeouts, bool persistent)
+Targets::Targets(const std::vector<HostPort>& host_ports, net::Timeouts timeouts, bool persistent)
     : timeouts_(timeouts), persistent_(persistent) {
-  for (const auto& [host, port] : host_ports) {
-    endpoints_.push_back(std::make_unique<net::Endpoint>(net::Endpoint::resolve(host, port)));
-    pools_.push_back(std::make_unique<net::SessionPool>(*endpoints_.back(), timeouts_));
+  for (const auto& hp : host_ports) add_target({hp});
+}
+
+std::unique_ptr<Targets> Targets::failover(const std::vector<HostPort>& servers,
+                                           net::Timeouts timeouts, bool persistent,
+                                           std::chrono::milliseconds wait) {
+  std::unique_ptr<Targets> t(new Targets(timeouts, persistent));
+  t->add_target(servers);
+  t->failover_wait_ = wait;
+  return t;
+}
+
+void Targets::add_target(const std::vector<HostPort>& servers) {
+  auto target = std::make_unique<Target>();
+  for (const auto& [host, port] : servers) {
+    target->servers.push_back(std::make_unique<net::Endpoint>(net::Endpoint::resolve(host, port)));
+    target->pools.push_back(std::make_unique<net::SessionPool>(*target->servers.back(), timeouts_));
   }
+  targets_.push_back(std::move(target));
+}
+
+const net::Endpoint& Targets::endpoint(std::size_t t) const {
+  const Target& target = *targets_[t];
+  return *target.servers[target.current.load() % target.servers.size()];
+}
+
+std::string Targets::name(std::size_t t) const {
+  std::string out;
+  for (const auto& s : targets_[t]->servers) out += (out.empty() ? "" : ",") + s->name();
+  return out;
 }
 
 std::size_t Targets::sessions_opened() const {
   std::size_t n = 0;
-  for (const auto& p : pools_) n += p->opened();
+  for (const auto& target : targets_)
+    for (const auto& p : target->pools) n += p->opened();
   return n;
+}
+
+std::string Targets::attempt(Target& target, std::size_t s, const std::string& xml,
+                             std::unique_ptr<net::Session>* held) {
+  net::SessionPool& pool = *target.pools[s];
+  if (persistent_ && held != nullptr) {
+    // A session that failed is closed (unusable), and one to a server passed over is
+    // dropped: open a new one.
+    if (!*held || !(*held)->usable() || &(*held)->endpoint() != target.servers[s].get())
+      *held = pool.acquire();
+    return (*held)->request(xml);
+  }
+  if (persistent_) {
+    auto session = pool.acquire();
+    std::string body = session->request(xml);
+    pool.release(std::move(session));
+    return body;
+  }
+  return net::request_once(*target.servers[s], xml, timeouts_);
+}
+
+void Targets::pass_over(Target& target, std::size_t from) {
+  std::size_t expected = from;
+  target.current.compare_exchange_strong(expected, (from + 1) % target.servers.size());
 }
 
 TargetResult Targets::exchange(std::size_t t, const std::string& xml, const TimeBase& tb,
                                std::unique_ptr<net::Session>* held) {
   TargetResult r;
-  try {
-    if (persistent_ && held != nullptr) {
-      // A session that failed is closed (unusable): open a new one.
-      if (!*held || !(*held)->usable()) *held = pools_[t]->acquire();
-      r.body = (*held)->request(xml);
-    } else if (persistent_) {
-      auto session = pools_[t]->acquire();
-      r.body = session->request(xml);
-      pools_[t]->release(std::move(session));
-    } else {
-      r.body = net::request_once(*endpoints_[t], xml, timeouts_);
+  Target& target = *targets_[t];
+  const bool several = target.servers.size() > 1;
+  const auto deadline = Clock::now() + failover_wait_;
+  std::size_t tried = 0;
+  for (;;) {
+    const std::size_t s = target.current.load() % target.servers.size();
+    try {
+      r.body = attempt(target, s, xml, held);
+      r.ok = true;
+      r.error.clear();
+      // A standby (or a server stepping down) refused it whole: nothing applied, try the next.
+      if (!several || !net::refused_as_not_serving(r.body)) break;
+      pass_over(target, s);
+    } catch (const net::SessionUnsupported& e) {
+      r.ok = false;
+      r.fatal = true;
+      r.error = e.what();
+      break;
+    } catch (const net::NoReply& e) {
+      // Sent whole, no reply: it may have been applied, so it is not sent again.
+      r.ok = false;
+      r.error = several ? std::string("no reply (outcome unknown): ") + e.what() : e.what();
+      if (several) pass_over(target, s);
+      break;
+    } catch (const std::exception& e) {
+      r.ok = false;
+      r.error = e.what();
+      if (!several) break;
+      pass_over(target, s);
     }
-    r.ok = true;
-  } catch (const net::SessionUnsupported& e) {
-    r.fatal = true;
-    r.error = e.what();
-  } catch (const std::exception& e) {
-    r.error = e.what();
+    if (++tried >= target.servers.size()) {
+      tried = 0;
+      if (Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
   r.end_ns = tb.now_ns();
   return r;
 }
 
 void Targets::release(std::size_t t, std::unique_ptr<net::Session> session) {
-  pools_[t]->release(std::move(session));
+  if (!session) return;
+  Target& target = *targets_[t];
+  for (std::size_t s = 0; s < target.servers.size(); ++s)
+    if (&session->endpoint() == target.servers[s].get())
+      return target.pools[s]->release(std::move(session));
 }
 
 std::size_t Targets::close_idle_sessions() {
   std::size_t n = 0;
-  for (auto& p : pools_) n += p->close_idle();
+  for (auto& target : targets_)
+    for (auto& p : target->pools) n += p->close_idle();
   return n;
 }
 
@@ -61,13 +136,27 @@ SessionMeter::SessionMeter(Targets& targets)
       before_(targets.sessions_opened()) {}
 
 void Targets::preflight() {
-  for (std::size_t t = 0; t < size(); ++t) {
-    if (persistent_) {
-      pools_[t]->release(pools_[t]->acquire());
-    } else {
-      net::Connection c = net::Connection::open(*endpoints_[t], timeouts_.connect);
-      c.close();
+  for (auto& target : targets_) {
+    // With --servers, one that answers is enough (the others may be standbys, or down).
+    std::string first_error;
+    bool reached = false;
+    for (std::size_t s = 0; s < target->servers.size() && !reached; ++s) {
+      try {
+        if (persistent_) {
+          target->pools[s]->release(target->pools[s]->acquire());
+        } else {
+          net::Connection c = net::Connection::open(*target->servers[s], timeouts_.connect);
+          c.close();
+        }
+        reached = true;
+        target->current = s;
+      } catch (const net::SessionUnsupported&) {
+        throw;
+      } catch (const net::NetError& e) {
+        if (first_error.empty()) first_error = e.what();
+      }
     }
+    if (!reached) throw net::NetError(first_error);
   }
 }
 

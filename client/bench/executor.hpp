@@ -5,6 +5,7 @@
 //   Spawn   - a new thread per request and per target, joined afterwards.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -39,10 +40,21 @@ struct TargetResult {
 
 class Targets {
  public:
-  Targets(const std::vector<std::pair<std::string, std::uint16_t>>& host_ports,
-          net::Timeouts timeouts, bool persistent);
-  std::size_t size() const { return endpoints_.size(); }
-  const net::Endpoint& endpoint(std::size_t t) const { return *endpoints_[t]; }
+  using HostPort = std::pair<std::string, std::uint16_t>;
+  // One target per host:port (one server, or replicas).
+  Targets(const std::vector<HostPort>& host_ports, net::Timeouts timeouts, bool persistent);
+  // One target served by whichever of `servers` serves (--servers: an active server and its
+  // standbys, client/net/failover.hpp for the rules). A request goes to the next server only
+  // when none can have applied it; one without a reply is an error ("no reply: outcome
+  // unknown") and is not resent. While none serves they are tried in turn for `wait`.
+  static std::unique_ptr<Targets> failover(const std::vector<HostPort>& servers,
+                                           net::Timeouts timeouts, bool persistent,
+                                           std::chrono::milliseconds wait);
+  std::size_t size() const { return targets_.size(); }
+  // The target's server now (with --servers, the one that served last).
+  const net::Endpoint& endpoint(std::size_t t) const;
+  // Its name in reports: host:port, or the --servers list.
+  std::string name(std::size_t t) const;
   bool persistent() const { return persistent_; }
   const net::Timeouts& timeouts() const { return timeouts_; }
   std::size_t sessions_opened() const;
@@ -65,10 +77,24 @@ class Targets {
   void preflight();
 
  private:
-  std::vector<std::unique_ptr<net::Endpoint>> endpoints_;
-  std::vector<std::unique_ptr<net::SessionPool>> pools_;
+  // One target: one server, or (--servers) several of which one serves.
+  struct Target {
+    std::vector<std::unique_ptr<net::Endpoint>> servers;
+    std::vector<std::unique_ptr<net::SessionPool>> pools;  // one per server
+    std::atomic<std::size_t> current{0};                   // the server that served last
+  };
+  Targets(net::Timeouts timeouts, bool persistent) : timeouts_(timeouts), persistent_(persistent) {}
+  void add_target(const std::vector<HostPort>& servers);
+  // One attempt at server `s` of target `t`; throws what net:: throws.
+  std::string attempt(Target& target, std::size_t s, const std::string& xml,
+                      std::unique_ptr<net::Session>* held);
+  // Moves the target on from server `from` (unless another client did already).
+  void pass_over(Target& target, std::size_t from);
+
+  std::vector<std::unique_ptr<Target>> targets_;
   net::Timeouts timeouts_;
   bool persistent_;
+  std::chrono::milliseconds failover_wait_{0};
 };
 
 // The persistent sessions of one repetition. Construct it right before the

@@ -32,8 +32,8 @@ namespace {
 constexpr std::uint64_t kMaxTradingAccountEnd = 10'000'000'000ull;
 
 struct Raw {
-  std::string mode = "closed", workload = "orders", threads = "pool", replicas, reject_words,
-              class_mix;
+  std::string mode = "closed", workload = "orders", threads = "pool", replicas, servers,
+              reject_words, class_mix;
   bool setup = false, no_setup = false, no_progress = false;
   unsigned port = 12345;
 };
@@ -46,6 +46,13 @@ po::options_description describe(BenchOptions& o, Raw& r) {
       "replica mode: HOST:PORT,HOST:PORT,... every request goes to all of them "
       "concurrently; replies are compared (ids of opened/status/canceled and time "
       "attributes ignored); --host/--port are then ignored")(
+      "servers", po::value(&r.servers),
+      "failover mode: HOST:PORT,HOST:PORT,... an active server and its standbys; each "
+      "request goes to the one that serves, and to another only when none can have applied "
+      "it; a request without a reply counts as an error (outcome unknown), never resent; "
+      "--host/--port are then ignored")(
+      "failover-wait", po::value(&o.failover_wait_s)->default_value(o.failover_wait_s),
+      "with --servers: seconds a request keeps trying them in turn while none serves")(
       "persistent", po::bool_switch(&o.persistent),
       "use persistent sessions (\"EXCHANGE-SESSION 1\" extension) instead of one "
       "request per connection")("timeout", po::value(&o.timeout_s)->default_value(o.timeout_s),
@@ -233,6 +240,9 @@ ParseOutcome parse_bench_options(int argc, const char* const* argv, BenchOptions
 
   o.progress = !r.no_progress;
   o.replicas = split_list(r.replicas);
+  o.servers = split_list(r.servers);
+  if (!o.replicas.empty() && !o.servers.empty()) return fail("--replicas and --servers together");
+  if (!(o.failover_wait_s >= 0)) return fail("--failover-wait must not be negative");
   o.reject_words = split_list(r.reject_words);
 
   if (vm.count("requests") && vm.count("duration"))

@@ -17,6 +17,8 @@ struct BenchOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 12345;
   std::vector<std::string> replicas;  // "host:port"; empty = just host:port
+  std::vector<std::string> servers;   // --servers: "host:port", one of which serves
+  double failover_wait_s = 10;        // --failover-wait
   bool persistent = false;
   double timeout_s = 30;
   double connect_timeout_s = 5;

@@ -37,53 +37,53 @@ Admission Admission::replay(const std::string& refused) {
   return a;
 }
 
-std::string Admission::refuse(std::size_t index, std::string why) {
+market::Reject Admission::refuse(std::size_t index, market::Reason reason, std::size_t limit) {
   if (!refused_list_.empty()) refused_list_ += ',';
   refused_list_ += std::to_string(index);
+  market::Reject why(reason);
+  why.limit = limit;
   return why;
 }
 
-std::string Admission::create_account(std::size_t index, const market::Engine& engine,
-                                      const std::string& account) {
-  if (replaying_) return replay_refused_.count(index) ? "refused by the live run" : "";
+std::optional<market::Reject> Admission::as_live_run(std::size_t index) const {
+  if (!replay_refused_.count(index)) return std::nullopt;
+  return market::Reject(market::Reason::RefusedByLiveRun);
+}
+
+std::optional<market::Reject> Admission::create_account(std::size_t index,
+                                                        const market::Engine& engine,
+                                                        const std::string& account) {
+  if (replaying_) return as_live_run(index);
   if (!engine.has_account(account) && engine.account_count() >= limits_.max_accounts)
-    return refuse(index, "Too many accounts: the exchange holds " +
-                             std::to_string(limits_.max_accounts) + " (--max-accounts)");
-  return {};
+    return refuse(index, market::Reason::TooManyAccounts, limits_.max_accounts);
+  return std::nullopt;
 }
 
-std::string Admission::add_shares(std::size_t index, const market::Engine& engine,
-                                  const std::string& symbol) {
-  if (replaying_) return replay_refused_.count(index) ? "refused by the live run" : "";
+std::optional<market::Reject> Admission::add_shares(std::size_t index, const market::Engine& engine,
+                                                    const std::string& symbol) {
+  if (replaying_) return as_live_run(index);
   if (!engine.has_symbol(symbol) && engine.symbol_count() >= limits_.max_symbols)
-    return refuse(index, "Too many symbols: the exchange holds " +
-                             std::to_string(limits_.max_symbols) + " (--max-symbols)");
-  return {};
+    return refuse(index, market::Reason::TooManySymbols, limits_.max_symbols);
+  return std::nullopt;
 }
 
-std::string Admission::place_order(std::size_t index, const market::Engine& engine,
-                                   const std::string& account, const std::string& symbol,
-                                   market::Decimal amount, market::Decimal limit) {
-  if (replaying_) return replay_refused_.count(index) ? "refused by the live run" : "";
+std::optional<market::Reject> Admission::place_order(
+    std::size_t index, const market::Engine& engine, const std::string& account,
+    const std::string& symbol, market::Decimal amount, market::Decimal limit) {
+  if (replaying_) return as_live_run(index);
   const auto ahead = engine.look_ahead(symbol, amount, limit, executions_left_);
   if (ahead.executions > executions_left_)
-    return refuse(index, "Order refused: one request may execute against at most " +
-                             std::to_string(limits_.max_executions_per_request) +
-                             " resting orders (--max-executions-per-request) and this order "
-                             "needs more; place a smaller amount or split the request");
+    return refuse(index, market::Reason::TooManyExecutions, limits_.max_executions_per_request);
   if (!ahead.filled) {
     // It would rest on the book.
     if (engine.open_order_count() >= limits_.max_open_orders)
-      return refuse(index, "Too many open orders on the exchange: " +
-                               std::to_string(limits_.max_open_orders) +
-                               " (--max-open-orders); retry later");
+      return refuse(index, market::Reason::TooManyOpenOrders, limits_.max_open_orders);
     if (engine.open_orders_of(account) >= limits_.max_open_orders_per_account)
-      return refuse(index, "Too many open orders for this account: " +
-                               std::to_string(limits_.max_open_orders_per_account) +
-                               " (--max-open-orders-per-account); cancel some first");
+      return refuse(index, market::Reason::TooManyOpenOrdersForAccount,
+                    limits_.max_open_orders_per_account);
   }
   executions_left_ -= ahead.executions;
-  return {};
+  return std::nullopt;
 }
 
 std::size_t Admission::status_bytes(std::size_t fills) {
@@ -93,20 +93,18 @@ std::size_t Admission::status_bytes(std::size_t fills) {
   return kElement + fills * kFill;
 }
 
-std::string Admission::reply_status(std::size_t index, std::size_t fills) {
-  if (replaying_) return replay_refused_.count(index) ? "refused by the live run" : "";
+std::optional<market::Reject> Admission::reply_status(std::size_t index, std::size_t fills) {
+  if (replaying_) return as_live_run(index);
   const std::size_t bytes = status_bytes(fills);
-  if (bytes > reply_bytes_left_)
-    return refuse(index, "Reply too large: this order's " + std::to_string(fills) +
-                             " executions would take the reply past its budget (" +
-                             std::to_string(limits_.max_reply_ratio) +
-                             " times the request, at least " +
-                             std::to_string(Limits::kReplyAllowance) + " and at most " +
-                             std::to_string(limits_.max_reply_bytes) +
-                             " bytes: --max-reply-ratio, --max-reply-bytes); ask for fewer "
-                             "orders per request");
+  if (bytes > reply_bytes_left_) {
+    market::Reject why = refuse(index, market::Reason::ReplyTooLarge, limits_.max_reply_bytes);
+    why.count = fills;
+    why.ratio = limits_.max_reply_ratio;
+    why.allowance = Limits::kReplyAllowance;
+    return why;
+  }
   reply_bytes_left_ -= bytes;
-  return {};
+  return std::nullopt;
 }
 
 }  // namespace app

@@ -8,11 +8,13 @@
 // which children it refused (Admission::refused(), journaled with the request) and a replay
 // refuses exactly those. The replay then follows the live run whatever the flags are now.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <unordered_set>
 
 #include "market/decimal.hpp"
 #include "market/engine.hpp"
+#include "market/reject.hpp"
 #include "protocol/reply_bound.hpp"
 
 namespace app {
@@ -44,18 +46,19 @@ class Admission {
   static Admission replay(const std::string& refused);
 
   // Each check is for the child at `index` (its position in Command::creates or
-  // Command::transactions) and returns why it is refused, or an empty string.
-  std::string create_account(std::size_t index, const market::Engine& engine,
-                             const std::string& account);
-  std::string add_shares(std::size_t index, const market::Engine& engine,
-                         const std::string& symbol);
+  // Command::transactions) and returns why it is refused (with the limit it reached), or
+  // nothing. A replay refuses with Reason::RefusedByLiveRun.
+  std::optional<market::Reject> create_account(std::size_t index, const market::Engine& engine,
+                                               const std::string& account);
+  std::optional<market::Reject> add_shares(std::size_t index, const market::Engine& engine,
+                                           const std::string& symbol);
   // Counts the executions the order would cause against the request's budget.
-  std::string place_order(std::size_t index, const market::Engine& engine,
-                          const std::string& account, const std::string& symbol,
-                          market::Decimal amount, market::Decimal limit);
+  std::optional<market::Reject> place_order(std::size_t index, const market::Engine& engine,
+                                            const std::string& account, const std::string& symbol,
+                                            market::Decimal amount, market::Decimal limit);
   // A <status> or <canceled> with `fills` executions: counts its bytes against the reply's
   // budget. For a cancel, call it before cancelling.
-  std::string reply_status(std::size_t index, std::size_t fills);
+  std::optional<market::Reject> reply_status(std::size_t index, std::size_t fills);
 
   // The refused children, "3,17" (empty when none): what the journal keeps for a replay.
   const std::string& refused() const { return refused_list_; }
@@ -64,7 +67,10 @@ class Admission {
   static std::size_t status_bytes(std::size_t fills);
 
  private:
-  std::string refuse(std::size_t index, std::string why);
+  // Notes the live refusal of the child at `index` (for refused()) and returns it.
+  market::Reject refuse(std::size_t index, market::Reason reason, std::size_t limit);
+  // In a replay: the live run's verdict on the child at `index`.
+  std::optional<market::Reject> as_live_run(std::size_t index) const;
 
   bool replaying_ = false;
   std::unordered_set<std::size_t> replay_refused_;

@@ -23,9 +23,6 @@ struct Applied {
   std::vector<ArchiveLookup> archive_lookups;
 };
 
-// The error of a <query> or <cancel> of an order the account does not own (or no order at all).
-inline constexpr const char* kNoSuchOrder = "No such order for this account";
-
 // `admission` decides whether each child may be applied (limits live, the live run's refusals
 // in a replay); an archived order's status is checked against it when it is read.
 Applied apply(const protocol::Command& cmd, market::Engine& engine, std::int64_t now,

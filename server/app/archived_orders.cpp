@@ -1,7 +1,7 @@
 #include "app/archived_orders.hpp"
 
 #include <algorithm>
-#include <string>
+#include <optional>
 
 namespace app {
 
@@ -17,30 +17,30 @@ std::vector<market::OrderId> archive_ids(const Applied& applied) {
 void complete_lookups(Applied& applied, const store::OrderArchive::Answer& answer,
                       std::size_t connections, Admission& admission) {
   using Kind = store::OrderArchive::Answer::Kind;
-  std::string problem;
-  if (answer.kind == Kind::Busy)
-    problem = "Server busy: too many archived-order lookups waiting (at most " +
-              std::to_string(store::OrderArchive::kWaitingPerConnection) +
-              " may wait per connection, and --archive-connections is " +
-              std::to_string(connections) + "); retry";
-  else if (answer.kind == Kind::Failed)
-    problem = "Internal error: the order could not be read from the database; retry";
+  using market::Reason;
+  std::optional<market::Reject> problem;
+  if (answer.kind == Kind::Busy) {
+    problem = market::Reject(Reason::ArchiveBusy);
+    problem->limit = store::OrderArchive::kWaitingPerConnection;
+    problem->count = connections;
+  } else if (answer.kind == Kind::Failed) {
+    problem = market::Reject(Reason::ArchiveFailed);
+  }
   for (const auto& lookup : applied.archive_lookups) {
     protocol::ResultItem& item = applied.result.items[lookup.index];
-    if (problem.empty()) {
+    if (!problem) {
       auto found = answer.orders.find(lookup.id);
       if (found != answer.orders.end()) {
-        item.message = admission.reply_status(lookup.child, found->second.fills.size());
-        if (item.message.empty()) {
+        item.reject = admission.reply_status(lookup.child, found->second.fills.size());
+        if (item.reject)
+          item.kind = protocol::ResultItem::Kind::Error;
+        else
           item.status = found->second;
-          continue;
-        }
-        item.kind = protocol::ResultItem::Kind::Error;
         continue;
       }
     }
     item.kind = protocol::ResultItem::Kind::Error;
-    item.message = problem.empty() ? kNoSuchOrder : problem;
+    item.reject = problem ? *problem : market::Reject(Reason::NoSuchOrder);
   }
 }
 

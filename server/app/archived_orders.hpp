@@ -13,9 +13,9 @@ namespace app {
 // The distinct ids the placeholders ask about (a request may query one order twice).
 std::vector<market::OrderId> archive_ids(const Applied& applied);
 
-// Fills every placeholder from `answer`: the order's stored status, "No such order for this
-// account" for an id the account does not own, or why nothing could be read: the archive was
-// busy (it has `connections` connections, --archive-connections) or PostgreSQL failed. A
+// Fills every placeholder from `answer`: the order's stored status, Reason::NoSuchOrder for an
+// id the account does not own, or why nothing could be read: ArchiveBusy (the archive has
+// `connections` connections, --archive-connections) or ArchiveFailed (PostgreSQL failed). A
 // status that would take the reply past its budget (`admission`) is refused instead.
 void complete_lookups(Applied& applied, const store::OrderArchive::Answer& answer,
                       std::size_t connections, Admission& admission);

@@ -25,19 +25,18 @@ DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
                  [this](const std::string& why) { fence(why); }),
       writer_(options_.conninfo, options_.writer_epoch, options_.db_timeout, options_.db_timeout),
       batcher_(
-          [this](const store::Batch& batch, store::Ticket ticket) {
+          [this](const store::JournalBatch& batch, store::Ticket ticket) {
             const auto started = std::chrono::steady_clock::now();
-            writer_.write(batch, ticket);
+            writer_.write(batch.entries, ticket);
             metrics_.committed(batch.requests, std::chrono::steady_clock::now() - started);
             if (on_commit_) on_commit_();
           },
-          [this](store::Batcher&, store::Ticket failed, store::Outcome outcome) {
+          [this](store::Batcher&, store::Ticket failed, store::CommitResult outcome) {
             metrics_.commit_failed();
             recover(failed, outcome);
           },
-          [this](store::Batch&& committed) {
-            const std::int64_t through = committed.journal.back().seq;
-            projector_.enqueue(std::move(committed), through);
+          [this](store::DeferredEffects&& effects, std::int64_t through_seq) {
+            projector_.enqueue(std::move(effects), through_seq);
             // Backpressure, the last resort: the commit thread, and so every reply, waits while
             // the projection is too far behind. Large requests stop starting well before this
             // (projection_behind(), RequestHandler), so only a projector that cannot write for
@@ -111,7 +110,7 @@ void DurableEngine::reply_when_durable(store::Ticket ticket, std::string prepare
   using Clock = std::chrono::steady_clock;
   const auto applied_at = Clock::now();
   batcher_.when_durable(ticket, [this, prepared = std::move(prepared), pending, journaled,
-                                 applied_at](store::Outcome outcome) mutable {
+                                 applied_at](store::CommitResult outcome) mutable {
     if (journaled) metrics_.commit_waited(Clock::now() - applied_at);
     const Outcome ended = outcome_of(outcome);
     pending.end(ended, ended == Outcome::Durable ? std::move(prepared) : std::string());
@@ -138,6 +137,10 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
   // Checked again under the lock, where it is exact.
   if (fenced_) return pending.end(Outcome::Fenced);
   if (!available_) return pending.end(Outcome::Unavailable);
+  // A lease run out: a standby may be taking over, and even a read could show state it has
+  // moved past. (A write could not be acknowledged wrongly: its append checks the writer epoch
+  // in its own statement, so it commits before the new leader's bump or not at all.)
+  if (options_.lease_valid && !options_.lease_valid()) return pending.end(Outcome::Unavailable);
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
     if (fenced_) return pending.end(Outcome::Fenced);
@@ -171,8 +174,8 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
       EXCHANGE_LOG(error) << "internal error applying a request: " << e.what();
       batcher_.poison_open_batch();
       ticket = batcher_.visible_ticket();
-      batcher_.when_durable(ticket,
-                            [pending](store::Outcome) { pending.end(Outcome::InternalError); });
+      batcher_.when_durable(
+          ticket, [pending](store::CommitResult) { pending.end(Outcome::InternalError); });
       return;
     }
   }

@@ -72,7 +72,13 @@ struct DurableEngineOptions {
   std::int64_t writer_epoch = 0;
   // Runs once, on whichever thread found out, when another server took over the database.
   std::function<void()> on_fenced;
+  // Whether this server's writer lease still holds (store::WriterLock::lease_valid); while it
+  // does not, every request is answered "unavailable" at once, reads included: a standby may
+  // be taking over. Empty: always. Called for every request: must be cheap.
+  std::function<bool()> lease_valid;
 };
+
+struct Followed;
 
 class DurableEngine {
  public:
@@ -97,6 +103,9 @@ class DurableEngine {
   // Start-up: starts the projector and fills the engine from `db` (the projection, then the
   // journal after it).
   void load(store::Database& db);
+  // Start-up of a standby taking over (app/adopt.cpp), instead of load(): starts the projector
+  // and takes the standby's state, which is what load() would build now.
+  void adopt(Followed&& state);
   // Starts committing.
   void start();
   // Applies a valid command (never Invalid). The returned Pending ends exactly once with the
@@ -133,7 +142,7 @@ class DurableEngine {
  private:
   // The group commit's RecoverFn (recovery.cpp): fails what could have seen batch `failed`,
   // serves "unavailable" and rebuilds the engine until it succeeds or the server stops.
-  void recover(store::Ticket failed, store::Outcome outcome);
+  void recover(store::Ticket failed, store::CommitResult outcome);
   // submit()'s work: ends `pending` (at once, or once what it reflects is durable).
   void apply_and_reply(const protocol::Command& cmd, std::string_view payload,
                        const Prepare& prepare, const Pending& pending);

@@ -84,8 +84,9 @@ std::string Metrics::prometheus_text() {
   p::header(out, "exchange_requests_total", "counter",
             "Requests answered, by root element and outcome (ok: answered normally, item "
             "errors included; rejected: refused as a whole (malformed, over a limit or the "
-            "memory budget); unavailable: the engine was reloading, the server stepped down, "
-            "or a large request was refused as busy; failed: the commit failed or its outcome "
+            "memory budget); unavailable: the engine was reloading, the server stepped down "
+            "or is the standby, or a large request was refused as busy; failed: the commit failed "
+            "or its outcome "
             "is unknown).");
   for (int r = 0; r < kRoots; ++r)
     for (int o = 0; o < kLabels; ++o)
@@ -121,6 +122,12 @@ std::string Metrics::prometheus_text() {
     p::header(out, name, "counter", help);
     p::sample(out, name, "", static_cast<double>(value));
   };
+  // A duration kept in milliseconds, exposed in seconds as Prometheus wants.
+  auto seconds_gauge = [&out](const char* name, const char* help, long ms) {
+    if (ms < 0) return;
+    p::header(out, name, "gauge", help);
+    p::sample(out, name, "", ms / 1000.0);
+  };
   gauge("exchange_connections_open", "Client connections open now.", g.connections);
   counter("exchange_connections_refused_total",
           "Connections turned away with 'Server busy' (--max-connections).", g.refused);
@@ -137,6 +144,24 @@ std::string Metrics::prometheus_text() {
   gauge("exchange_busy_threads", "Of those, threads running a request now.", g.busy);
   gauge("exchange_queue_length", "Requests framed and waiting for a worker.", g.queued);
   gauge("exchange_pool_target_threads", "The self-sizing pool's target size.", g.target);
+  if (st.role >= 0) {
+    p::header(out, "exchange_role", "gauge",
+              "1 for the role this server has now: active (holds the writer lock and serves) "
+              "or standby (--standby: follows the journal, serves nothing until it takes "
+              "over).");
+    p::sample(out, "exchange_role", "role=\"active\"", st.role == 1 ? 1 : 0);
+    p::sample(out, "exchange_role", "role=\"standby\"", st.role == 0 ? 1 : 0);
+  }
+  gauge("exchange_standby_lag_entries",
+        "Standby: journal entries the active server committed that this standby has not "
+        "applied yet (as of its last look, every few milliseconds).",
+        st.standby_lag_entries);
+  if (st.standby_lag_ms >= 0) {
+    p::header(out, "exchange_standby_lag_seconds", "gauge",
+              "Standby: how long since it last had applied every journal entry committed by "
+              "then (how stale its state may be).");
+    p::sample(out, "exchange_standby_lag_seconds", "", st.standby_lag_ms / 1000.0);
+  }
   gauge("exchange_orders_resting", "Open orders in memory (resting on the books).",
         st.orders_resting);
   gauge("exchange_available",
@@ -152,19 +177,15 @@ std::string Metrics::prometheus_text() {
   gauge("exchange_projection_lag_rows",
         "Rows (account, position, order, execution changes) waiting to be projected.",
         st.projection_lag_rows);
-  if (st.projection_lag_ms >= 0) {
-    p::header(out, "exchange_projection_lag_seconds", "gauge",
-              "How long the oldest journal entry not yet in the SQL tables has waited.");
-    p::sample(out, "exchange_projection_lag_seconds", "", st.projection_lag_ms / 1000.0);
-  }
+  seconds_gauge("exchange_projection_lag_seconds",
+                "How long the oldest journal entry not yet in the SQL tables has waited.",
+                st.projection_lag_ms);
   counter("exchange_projection_failures_total",
           "Projection writes that failed (each is retried until it succeeds).",
           st.projection_failures);
-  if (st.commit_stalled_ms >= 0) {
-    p::header(out, "exchange_commit_stalled_seconds", "gauge",
-              "How long the group commit has been at its current batch (0 when idle).");
-    p::sample(out, "exchange_commit_stalled_seconds", "", st.commit_stalled_ms / 1000.0);
-  }
+  seconds_gauge("exchange_commit_stalled_seconds",
+                "How long the group commit has been at its current batch (0 when idle).",
+                st.commit_stalled_ms);
   gauge("exchange_heavy_requests_waiting",
         "Large requests (--heavy-request-bytes) waiting for their turn on the heavy thread.",
         st.heavy_queued);

@@ -97,6 +97,9 @@ class Metrics final : public serving::MetricsSink {
     long heavy_paused = -1;           // 1 while heavy requests wait for the projection
     long memory_resident_bytes = -1;  // the process's resident memory (MemoryBudget)
     long memory_refused = -1;         // requests refused over the memory budget
+    long role = -1;                   // 1 active (holds the writer lock), 0 standby
+    long standby_lag_entries = -1;    // standby: journal entries committed, not yet applied
+    long standby_lag_ms = -1;         // standby: since it last had every committed entry
   };
   void set_state(std::function<StateGauges()> state);
   // The whole exposition, gauges sampled now.

@@ -1,7 +1,7 @@
 #pragma once
 // How a request ended: the app layer's one outcome type. The exchange hands it to the request
 // handler, the handler renders the reply from it, and Metrics derives its Prometheus label
-// from it (Metrics::label_of). store::Outcome, the group commit's word for what became of a
+// from it (Metrics::label_of). store::CommitResult, the group commit's word for what became of a
 // batch, is a layer below: outcome_of() maps it here, once.
 #include <optional>
 
@@ -23,15 +23,15 @@ enum class Outcome {
 };
 
 // What the group commit's outcome for a request's batch means for the request.
-constexpr Outcome outcome_of(store::Outcome committed) {
+constexpr Outcome outcome_of(store::CommitResult committed) {
   switch (committed) {
-    case store::Outcome::Committed:
+    case store::CommitResult::Committed:
       return Outcome::Durable;
-    case store::Outcome::NotApplied:
+    case store::CommitResult::NotApplied:
       return Outcome::NotApplied;
-    case store::Outcome::Unknown:
+    case store::CommitResult::Unknown:
       return Outcome::Unknown;
-    case store::Outcome::Fenced:
+    case store::CommitResult::Fenced:
       return Outcome::Fenced;
   }
   return Outcome::Unknown;

@@ -16,9 +16,9 @@
 
 namespace app {
 
-void DurableEngine::recover(store::Ticket failed, store::Outcome outcome) {
+void DurableEngine::recover(store::Ticket failed, store::CommitResult outcome) {
   // First, so that requests arriving meanwhile get the same answer as the failed ones.
-  if (outcome == store::Outcome::Fenced) fence(batcher_.fenced_why());
+  if (outcome == store::CommitResult::Fenced) fence(batcher_.fenced_why());
   std::vector<std::function<void()>> failed_requests;
   {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
@@ -27,7 +27,7 @@ void DurableEngine::recover(store::Ticket failed, store::Outcome outcome) {
   }
   // Their errors go out now, not after the database is back.
   for (auto& reply : failed_requests) reply();
-  if (outcome == store::Outcome::Fenced) return;
+  if (outcome == store::CommitResult::Fenced) return;
   EXCHANGE_LOG(warn) << "batch " << failed << " failed; " << failed_requests.size()
                      << " waiting requests answered with an error; serving 'unavailable' "
                         "until the state is reloaded from the database";

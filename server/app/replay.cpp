@@ -8,6 +8,7 @@
 
 #include "app/apply.hpp"
 #include "protocol/parse.hpp"
+#include "protocol/reject_text.hpp"
 #include "util/log.hpp"
 
 namespace app {
@@ -33,7 +34,7 @@ void replay_entry(const store::JournalEntry& entry, market::Engine& engine, mark
   static const protocol::ParseLimits limits = protocol::ParseLimits::unlimited();
   protocol::Command cmd = protocol::parse(entry.request, limits);
   if (cmd.kind == protocol::Command::Kind::Invalid)
-    diverged(entry, "the request no longer parses: " + cmd.error);
+    diverged(entry, "the request no longer parses: " + protocol::reject_text(*cmd.error));
   Admission admission = [&] {
     try {
       return Admission::replay(entry.refused);
@@ -68,7 +69,7 @@ Loaded load_state(store::Database& db, market::Engine& engine, ClosedOrders& clo
     next = std::async(std::launch::async, [&db, after = entries.back().seq] {
       return db.read_journal(after, kReadChunk);
     });
-    store::Batch chunk;
+    store::ProjectionRows chunk;  // merged here, off the projector's thread
     for (const store::JournalEntry& entry : entries) {
       market::Effects fx;
       replay_entry(entry, engine, fx);

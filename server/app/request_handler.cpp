@@ -15,7 +15,7 @@ namespace {
 
 // The reply to a request that ended without its result.
 std::string error_reply(serving::ReplyError error) {
-  return protocol::render(protocol::Result::failure(serving::error_text(error)));
+  return protocol::render_error(serving::error_text(error));
 }
 
 // Whether applying it could make the exchange hold more (the memory budget refuses these).
@@ -97,7 +97,7 @@ void RequestHandler::run(std::string_view payload, Reply done) {
   const Metrics::Root root = root_of(cmd);
   if (cmd.kind == protocol::Command::Kind::Invalid) {
     metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);
-    return done(protocol::render(protocol::Result::failure(cmd.error)));
+    return done(protocol::render(protocol::Result::failure(*cmd.error)));
   }
   if (could_grow(cmd) && memory_.over()) {
     memory_.refused();

@@ -2,9 +2,11 @@
 
 #include <csignal>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/role.hpp"
 #include "concurrency/model.hpp"
 #include "net/listener.hpp"
 #include "schema_sql.hpp"
@@ -64,14 +66,32 @@ int exit_status(const app::Shutdown& shutdown) {
   return app::Shutdown::kNotDrained;
 }
 
-std::string schema_sql(const std::string& path) {
-  if (path.empty()) return kSchemaSql;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read --schema " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// The writer lock's keeper runs from the epoch bump on, before the Service exists: tells the
+// Service that it was fenced, or, while it is still being built, stops the start-up (it is
+// told once attached).
+class FenceRelay {
+ public:
+  explicit FenceRelay(app::Shutdown& shutdown) : shutdown_(shutdown) {}
+  void fence(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (service_) return service_->fence(why);
+    if (!why_.empty()) return;
+    why_ = why;
+    EXCHANGE_LOG(error) << "fenced while loading: " << why << "; stepping down";
+    shutdown_.step_down();
+  }
+  void attach(Service& service) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    service_ = &service;
+    if (!why_.empty()) service.fence(why_);
+  }
+
+ private:
+  app::Shutdown& shutdown_;
+  std::mutex mutex_;
+  Service* service_ = nullptr;
+  std::string why_;
+};
 
 // GET /metrics (Prometheus text) and GET /healthz (200 "ok", or 503 and why).
 std::unique_ptr<net::AdminHttpServer> start_admin(const AdminOptions& admin, app::Metrics& metrics,
@@ -99,7 +119,16 @@ std::unique_ptr<net::AdminHttpServer> start_admin(const AdminOptions& admin, app
 
 }  // namespace
 
-int serve(ServeOptions options, const MakeService& make) {
+std::string schema_sql(const std::string& path) {
+  if (path.empty()) return kSchemaSql;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read --schema " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int serve(ServeOptions options, const MakeService& make, const MakeFollower& follow) {
   raise_descriptor_limit(options.limits.max_connections + options.serving.max_threads +
                          options.extra_descriptors + 64);
   // A peer that closes while we write is an error code on that connection (EPIPE), never a
@@ -112,30 +141,45 @@ int serve(ServeOptions options, const MakeService& make) {
 
   try {
     app::Metrics metrics;
-    auto setup = store::connect_with_retry(options.serving.db, options.db_wait_seconds,
-                                           &shutdown.stop_flag(), options.db_timeout);
-    // One writer per database, before anything is read or written (a second server is refused
-    // here, without touching the database); held until the process exits.
-    store::WriterLock writer_lock(
-        {options.serving.db, options.program, options.writer_lock_wait, options.db_timeout},
-        &shutdown.stop_flag());
-    setup->apply_schema(schema_sql(options.schema_path));
-    if (options.check_database) options.check_database(options.serving.db);
-    // From here on the previous writer's appends are fenced: the state loaded next is final.
-    const std::int64_t epoch = writer_lock.begin_epoch();
-    if (options.reset) {
-      setup->reset();
-      EXCHANGE_LOG(info) << options.reset_note;
-    }
-    std::unique_ptr<Service> service = make(Startup{options, *setup, epoch, shutdown, metrics});
-    setup.reset();
-    writer_lock.keep([&service](const std::string& why) { service->fence(why); });
+    FenceRelay relay(shutdown);
+    std::unique_ptr<store::WriterLock> writer_lock;
+    std::unique_ptr<Service> service;
     // The keeper calls into the service: it ends before the service is destroyed, also on the
     // way out of an exception.
     struct StopKeeper {
-      store::WriterLock& lock;
-      ~StopKeeper() { lock.stop_keeping(); }
+      std::unique_ptr<store::WriterLock>& lock;
+      ~StopKeeper() {
+        if (lock) lock->stop_keeping();
+      }
     } stop_keeper{writer_lock};
+    if (options.standby) {
+      // Queues for the lock, loads, and takes over by itself once the lock is its own.
+      service = std::make_unique<StandbyRole>(options, follow, shutdown, metrics);
+    } else {
+      auto setup = store::connect_with_retry(options.serving.db, options.db_wait_seconds,
+                                             &shutdown.stop_flag(), options.db_timeout);
+      // One writer per database, before anything is read or written (a second server is
+      // refused here, without touching the database); held until the process exits.
+      writer_lock = std::make_unique<store::WriterLock>(
+          store::WriterLock::Options{options.serving.db, options.program, options.writer_lock_wait,
+                                     options.db_timeout, options.lease},
+          &shutdown.stop_flag());
+      setup->apply_schema(schema_sql(options.schema_path));
+      if (options.check_database) options.check_database(options.serving.db);
+      // From here on the previous writer's appends are fenced: the state loaded next is final.
+      const std::int64_t epoch = writer_lock->begin_epoch();
+      // Kept, and its lease renewed, from now on: through a load that may outlast the lease.
+      writer_lock->keep([&relay](const std::string& why) { relay.fence(why); });
+      if (options.reset) {
+        setup->reset();
+        EXCHANGE_LOG(info) << options.reset_note;
+      }
+      store::WriterLock* lock = writer_lock.get();
+      service = make(Startup{options, *setup, epoch, shutdown, metrics,
+                             [lock] { return lock->lease_valid(); }});
+      setup.reset();
+      relay.attach(*service);
+    }
 
     if (!options.metrics_path.empty()) metrics.start_csv(options.metrics_path);
     concurrency::ModelOptions for_model = model_options(options.serving);

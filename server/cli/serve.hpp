@@ -12,6 +12,10 @@
 //   start the Service; serve until a signal or a step-down; let requests in flight finish
 //   within the grace period (then the Service abandons the rest); stop the Service.
 //
+// With --standby (a Follower, cli/role.hpp) it does not wait for the writer lock: it queues for
+// it, loads the state and serves the standby's answer while following the journal, and takes
+// over (epoch, journal tail, the Service) once the lock is its own.
+//
 // Exit status: 0 drained (or stopped before serving), 1 a fatal error (also: another process
 // holds the writer lock), 3 requests had to be failed after the grace period, 4 stepped down
 // because another process took the database over. (2, bad flags, is the binary's own, from
@@ -52,6 +56,8 @@ struct ServeOptions {
   int db_wait_seconds = 30;  // --db-wait
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   std::chrono::milliseconds writer_lock_wait{5000};
+  std::chrono::milliseconds lease{5000};  // --lease-ms: the writer's lease (store/writer_lock.hpp)
+  bool standby = false;                   // --standby: follow, take over (cli/role.hpp)
   std::chrono::milliseconds shutdown_grace{10000};
   // Of the trading port; the budget comes from max_buffered_bytes.
   net::ConnectionLimits limits;
@@ -96,12 +102,23 @@ struct Startup {
   std::int64_t writer_epoch;    // this process's, begun
   app::Shutdown& shutdown;      // step_down() when fenced
   app::Metrics& metrics;        // the process's; the Service clears what it set before it goes
+  // Whether the writer lease still holds (store::WriterLock::lease_valid). Any thread, cheap.
+  std::function<bool()> lease_valid;
 };
 
 using MakeService = std::function<std::unique_ptr<Service>(const Startup&)>;
 
+class Follower;
+struct FollowerStartup;
+using MakeFollower = std::function<std::unique_ptr<Follower>(const FollowerStartup&)>;
+
+// The schema a server applies once it holds the writer lock: `path`'s, or the built-in
+// schema.sql when empty. Throws if the file cannot be read.
+std::string schema_sql(const std::string& path);
+
 // Runs the whole lifecycle and returns the exit status (see above). Call from main once the
-// flags are parsed, before any thread is started.
-int serve(ServeOptions options, const MakeService& make);
+// flags are parsed, before any thread is started. `follow` builds the standby of
+// options.standby (cli/role.hpp); a binary without one leaves it empty.
+int serve(ServeOptions options, const MakeService& make, const MakeFollower& follow = nullptr);
 
 }  // namespace cli

@@ -24,7 +24,7 @@ void FloorHandler::handle(std::string_view payload, Reply done) {
   const std::int64_t now = std::time(nullptr);
   auto entry = batcher_.submit({0, now, 0, std::string(payload), {}}, market::Effects{});
   batcher_.when_durable(
-      entry.ticket, [seq = entry.seq, done = std::move(done)](store::Outcome outcome) {
+      entry.ticket, [seq = entry.seq, done = std::move(done)](store::CommitResult outcome) {
         // The same answers as the server's (app/outcome.hpp, serving/reply_errors.hpp): only
         // a committed row is acknowledged.
         const auto error = app::error_of(app::outcome_of(outcome));

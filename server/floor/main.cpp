@@ -101,13 +101,16 @@ class FloorService final : public cli::Service {
         // through commit_marker) behind the same group commit.
         writer_(start.options.serving.db, start.writer_epoch, start.options.db_timeout,
                 start.options.db_timeout),
-        batcher_([this](const store::Batch& batch, store::Ticket t) { writer_.write(batch, t); },
-                 // A failed batch fails with the one filling behind it, as in the server; there is
-                 // no engine to rebuild, so that is all.
-                 [this](store::Batcher& failing, store::Ticket failed, store::Outcome outcome) {
-                   if (outcome == store::Outcome::Fenced) fence(failing.fenced_why());
-                   for (auto& answer : failing.fail_open_batch(failed, outcome)) answer();
-                 }),
+        batcher_(
+            [this](const store::JournalBatch& batch, store::Ticket t) {
+              writer_.write(batch.entries, t);
+            },
+            // A failed batch fails with the one filling behind it, as in the server; there is
+            // no engine to rebuild, so that is all.
+            [this](store::Batcher& failing, store::Ticket failed, store::CommitResult outcome) {
+              if (outcome == store::CommitResult::Fenced) fence(failing.fenced_why());
+              for (auto& answer : failing.fail_open_batch(failed, outcome)) answer();
+            }),
         handler_(batcher_) {
     batcher_.set_next_seq(last_seq_ + 1);
   }

@@ -2,15 +2,17 @@
 
 #include <algorithm>
 
+#include "market/reject.hpp"
+
 namespace market {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Shared by client and stored parsing; limits differ.
-std::string parse_with_limits(std::string_view text, int max_int_digits, int max_frac_digits,
-                              Decimal& out) {
-  if (text.empty()) return "empty number";
+std::optional<Reason> parse_with_limits(std::string_view text, int max_int_digits,
+                                        int max_frac_digits, Decimal& out) {
+  if (text.empty()) return Reason::EmptyNumber;
   std::size_t i = 0;
   bool negative = false;
   if (text[0] == '+' || text[0] == '-') {
@@ -27,17 +29,14 @@ std::string parse_with_limits(std::string_view text, int max_int_digits, int max
     while (i < text.size() && is_digit(text[i])) ++i;
     frac_part = text.substr(start, i - start);
   }
-  if (i != text.size() || (int_part.empty() && frac_part.empty()))
-    return "not a decimal number: '" + std::string(text) + "'";
+  if (i != text.size() || (int_part.empty() && frac_part.empty())) return Reason::NotANumber;
 
   // Leading zeros of the integer part and trailing zeros of the fraction carry no value, so
   // they do not count against the limits (no rounding happens either way).
   while (!int_part.empty() && int_part.front() == '0') int_part.remove_prefix(1);
   while (!frac_part.empty() && frac_part.back() == '0') frac_part.remove_suffix(1);
-  if (static_cast<int>(int_part.size()) > max_int_digits)
-    return "number too large (at most " + std::to_string(max_int_digits) + " integer digits)";
-  if (static_cast<int>(frac_part.size()) > max_frac_digits)
-    return "too many fractional digits (at most " + std::to_string(max_frac_digits) + ")";
+  if (static_cast<int>(int_part.size()) > max_int_digits) return Reason::NumberTooLarge;
+  if (static_cast<int>(frac_part.size()) > max_frac_digits) return Reason::NumberTooPrecise;
 
   Decimal::Raw raw = 0;
   for (char c : int_part) raw = raw * 10 + (c - '0');
@@ -46,20 +45,21 @@ std::string parse_with_limits(std::string_view text, int max_int_digits, int max
     if (d < static_cast<int>(frac_part.size())) raw += frac_part[d] - '0';
   }
   out = Decimal::from_raw(negative ? -raw : raw);
-  return {};
+  return std::nullopt;
 }
 
 }  // namespace
 
-std::string Decimal::parse(std::string_view text, Decimal& out) {
+std::optional<Reason> Decimal::parse(std::string_view text, Decimal& out) {
   return parse_with_limits(text, kMaxIntegerDigits, kMaxInputFractionDigits, out);
 }
 
 Decimal Decimal::parse_stored(std::string_view text) {
   Decimal out;
   // 25 integer digits keeps the scaled value below 2^127.
-  std::string why = parse_with_limits(text, 25, kScaleDigits, out);
-  if (!why.empty()) throw DecimalError("stored value " + std::string(text) + ": " + why);
+  if (parse_with_limits(text, 25, kScaleDigits, out))
+    throw DecimalError("stored value '" + std::string(text) +
+                       "' is not a decimal number of at most 25 integer and 12 fractional digits");
   return out;
 }
 

@@ -7,11 +7,14 @@
 // fractional digits and cannot overflow. Every operation is checked anyway: an overflow throws
 // DecimalError rather than wrapping.
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace market {
+
+enum class Reason : std::uint8_t;  // why a request is refused: market/reject.hpp
 
 class DecimalError : public std::runtime_error {
  public:
@@ -29,9 +32,10 @@ class Decimal {
   static constexpr Decimal from_raw(Raw raw) { return Decimal(raw); }
   static Decimal from_int(std::int64_t v) { return Decimal(Raw(v) * scale()); }
 
-  // Parses a client's number: optional sign, digits, optional fraction. Returns an empty string
-  // on success, otherwise a human-readable reason (nothing is rounded or truncated).
-  static std::string parse(std::string_view text, Decimal& out);
+  // Parses a client's number: optional sign, digits, optional fraction. Returns nothing on
+  // success, otherwise why not: Reason::EmptyNumber, NotANumber, NumberTooLarge or
+  // NumberTooPrecise (nothing is rounded or truncated). `out` is written only on success.
+  static std::optional<Reason> parse(std::string_view text, Decimal& out);
   // Parses a number the database wrote (up to kScaleDigits fractional digits).
   static Decimal parse_stored(std::string_view text);
 

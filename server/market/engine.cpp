@@ -1,56 +1,70 @@
 #include "market/engine.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace market {
+namespace {
 
-std::string Engine::create_account(const std::string& id, Decimal balance, Effects& fx) {
-  if (balance.is_negative()) return "Balance must not be negative";
+// A value the parser refuses reached the engine: a bug above it, never a client's error
+// (engine.hpp, preconditions).
+void require(bool holds, const char* what) {
+  if (!holds)
+    throw std::invalid_argument(std::string("market::Engine: precondition failed: ") + what);
+}
+
+Reject short_of(Reason reason, Decimal needed, Decimal held) {
+  Reject r(reason);
+  r.needed = needed;
+  r.held = held;
+  return r;
+}
+
+}  // namespace
+
+std::optional<Reject> Engine::create_account(const std::string& id, Decimal balance, Effects& fx) {
+  require(!balance.is_negative(), "a balance must not be negative");
   auto [it, inserted] = accounts_.try_emplace(id);
-  if (!inserted) return "Account already exists";
+  if (!inserted) return Reject(Reason::AccountExists);
   it->second.cash = balance;
   it->second.deposited = balance;
   record(it->second, id, fx);
-  return {};
+  return std::nullopt;
 }
 
-std::string Engine::add_shares(const std::string& symbol, const std::string& account,
-                               Decimal shares, Effects& fx) {
-  if (!shares.is_positive()) return "Amount must be positive";
+std::optional<Reject> Engine::add_shares(const std::string& symbol, const std::string& account,
+                                         Decimal shares, Effects& fx) {
+  require(shares.is_positive(), "shares must be positive");
   auto acct = accounts_.find(account);
-  if (acct == accounts_.end()) return "Unknown account";
+  if (acct == accounts_.end()) return Reject(Reason::UnknownAccount);
   if (books_.try_emplace(symbol).second) fx.symbols.push_back(symbol);
   Position& pos = acct->second.positions[symbol];
   pos.amount += shares;
   pos.granted += shares;
   record_position(account, symbol, pos, fx);
-  return {};
+  return std::nullopt;
 }
 
 Engine::Placed Engine::place_order(const std::string& account, const std::string& symbol,
                                    Decimal amount, Decimal limit, std::int64_t now, Effects& fx) {
-  if (amount.is_zero()) return {"Amount must not be zero"};
-  if (!limit.is_positive()) return {"Limit must be positive"};
+  require(!amount.is_zero(), "an order's amount must not be zero");
+  require(limit.is_positive(), "an order's limit must be positive");
   auto acct_it = accounts_.find(account);
-  if (acct_it == accounts_.end()) return {"Unknown account"};
+  if (acct_it == accounts_.end()) return {Reject(Reason::UnknownAccount)};
   auto book_it = books_.find(symbol);
-  if (book_it == books_.end()) return {"Unknown symbol"};
+  if (book_it == books_.end()) return {Reject(Reason::UnknownSymbol)};
   Account& acct = acct_it->second;
 
   // Reserve first: the reservation and the opening of the order are one step.
   if (amount.is_positive()) {
     Decimal cost = amount * limit;
-    if (acct.cash < cost)
-      return {"Insufficient funds: order needs " + cost.to_string() + ", balance is " +
-              acct.cash.to_string()};
+    if (acct.cash < cost) return {short_of(Reason::InsufficientFunds, cost, acct.cash)};
     acct.cash -= cost;
     record(acct, account, fx);
   } else {
     auto pos = acct.positions.find(symbol);
     Decimal held = pos == acct.positions.end() ? Decimal() : pos->second.amount;
-    if (held < amount.abs())
-      return {"Insufficient shares: order sells " + amount.abs().to_string() + ", position is " +
-              held.to_string()};
+    if (held < amount.abs()) return {short_of(Reason::InsufficientShares, amount.abs(), held)};
     pos->second.amount -= amount.abs();
     record_position(account, symbol, pos->second, fx);
   }
@@ -80,7 +94,7 @@ Engine::Placed Engine::place_order(const std::string& account, const std::string
   }
   if (order.open.is_positive()) rest(book, order);
   record(order, fx);
-  return {{}, id};
+  return {std::nullopt, id};
 }
 
 void Engine::execute(Order& buy, Order& sell, Decimal shares, Decimal price, std::int64_t now,
@@ -109,12 +123,12 @@ const Order* Engine::find_own_order(const std::string& account, OrderId id) cons
   return &it->second;
 }
 
-std::string Engine::cancel(const std::string& account, OrderId id, std::int64_t now, Effects& fx,
-                           OrderStatus& status) {
+std::optional<Reject> Engine::cancel(const std::string& account, OrderId id, std::int64_t now,
+                                     Effects& fx, OrderStatus& status) {
   auto it = orders_.find(id);
-  if (it == orders_.end() || it->second.account != account) return "No such order for this account";
+  if (it == orders_.end() || it->second.account != account) return Reject(Reason::NoSuchOrder);
   Order& order = it->second;
-  if (!order.is_open()) return "Order has nothing open to cancel";
+  if (!order.is_open()) return Reject(Reason::NothingToCancel);
 
   take_off(books_.at(order.symbol), order);
   Account& acct = accounts_.at(account);
@@ -129,7 +143,7 @@ std::string Engine::cancel(const std::string& account, OrderId id, std::int64_t 
   order.canceled_at = now;
   record(order, fx);
   status = status_of(order);
-  return {};
+  return std::nullopt;
 }
 
 OrderStatus Engine::status_of(const Order& order) {

@@ -3,7 +3,15 @@
 // Pure and single-threaded: callers serialise access (app::DurableEngine holds a lock). Every
 // mutating call appends the rows it changed to an Effects, which the store makes durable.
 // It knows nothing of sockets, XML or SQL.
+//
+// Preconditions: the values a caller passes have passed the parser's value rules
+// (protocol/parse.cpp): a balance is not negative, shares are positive, an order's amount is not
+// zero and its limit is positive. The engine checks only the rules that depend on its state
+// (accounts, symbols, cash, positions, orders) and refuses with a market::Reject. Calling it
+// with a value the parser refuses is a bug: it throws std::invalid_argument before changing
+// anything (app::DurableEngine answers that request "Internal error" and reloads).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -11,23 +19,28 @@
 #include "market/accounts.hpp"
 #include "market/effects.hpp"
 #include "market/order_book.hpp"
+#include "market/reject.hpp"
 #include "market/types.hpp"
 
 namespace market {
 
 class Engine {
  public:
-  // Each returns an empty string on success, otherwise the error message for the reply.
-  std::string create_account(const std::string& id, Decimal balance, Effects& fx);
-  // Creates the symbol if needed and adds `shares` (> 0) to the account's position.
-  std::string add_shares(const std::string& symbol, const std::string& account, Decimal shares,
-                         Effects& fx);
+  // Each returns nothing on success, otherwise why it refused (and then changed nothing).
+  // `balance` >= 0. Refuses AccountExists.
+  std::optional<Reject> create_account(const std::string& id, Decimal balance, Effects& fx);
+  // Creates the symbol if needed and adds `shares` (> 0) to the account's position. Refuses
+  // UnknownAccount.
+  std::optional<Reject> add_shares(const std::string& symbol, const std::string& account,
+                                   Decimal shares, Effects& fx);
 
   struct Placed {
-    std::string error;
+    std::optional<Reject> reject;  // set: refused, and nothing changed
     OrderId id = 0;
   };
-  // Reserves cash (buy) or shares (sell), opens the order and matches it.
+  // Reserves cash (buy) or shares (sell), opens the order and matches it. `amount` != 0 (> 0
+  // buys, < 0 sells), `limit` > 0. Refuses UnknownAccount, UnknownSymbol, InsufficientFunds,
+  // InsufficientShares.
   Placed place_order(const std::string& account, const std::string& symbol, Decimal amount,
                      Decimal limit, std::int64_t now, Effects& fx);
 
@@ -35,8 +48,10 @@ class Engine {
   const Order* find_own_order(const std::string& account, OrderId id) const;
   bool holds_order(OrderId id) const { return orders_.count(id) != 0; }
   // Cancels the open remainder and refunds its reservation. On success fills `status`.
-  std::string cancel(const std::string& account, OrderId id, std::int64_t now, Effects& fx,
-                     OrderStatus& status);
+  // Refuses NoSuchOrder (whether it is another account's or does not exist) and
+  // NothingToCancel.
+  std::optional<Reject> cancel(const std::string& account, OrderId id, std::int64_t now,
+                               Effects& fx, OrderStatus& status);
   static OrderStatus status_of(const Order& order);
 
   bool has_account(const std::string& id) const { return accounts_.count(id) != 0; }

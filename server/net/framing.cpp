@@ -109,9 +109,7 @@ std::string frame_reply(std::string xml, bool persistent) {
   return std::to_string(xml.size()) + "\n" + xml;
 }
 
-std::string framing_error_reply(const std::string& why) {
-  return protocol::render(protocol::Result::failure(why));
-}
+std::string framing_error_reply(const std::string& why) { return protocol::render_error(why); }
 
 std::string server_busy_reply(std::size_t limit) {
   return framing_error_reply("Server busy: too many open connections (limit " +

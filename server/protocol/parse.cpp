@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include <pugixml.hpp>
@@ -15,6 +17,24 @@ namespace protocol {
 namespace {
 
 using market::Decimal;
+using market::Reason;
+using market::Reject;
+
+// A reject about the element, attribute or field `name` (in `parent`).
+Reject named(Reason reason, std::string name, std::string parent = {}) {
+  Reject r(reason);
+  r.name = std::move(name);
+  r.parent = std::move(parent);
+  return r;
+}
+
+// A reject for a request past a parse limit: `count` where at most `limit` is allowed.
+Reject over(Reason reason, std::size_t count, std::size_t limit) {
+  Reject r(reason);
+  r.count = count;
+  r.limit = limit;
+  return r;
+}
 
 // pugixml takes a 32 KiB page from malloc for every document it parses, and glibc's malloc
 // pays for a request that size with malloc_consolidate: about half of parse()'s CPU, measured
@@ -80,44 +100,40 @@ std::string_view trim(std::string_view s) {
 }
 
 // The whole text content of an element that must hold only text (comments may split it).
-std::string text_of(const pugi::xml_node& node, std::string& invalid) {
+std::string text_of(const pugi::xml_node& node, std::optional<Reject>& invalid) {
   std::string text;
   for (const pugi::xml_node& child : node.children()) {
     if (child.type() == pugi::node_pcdata || child.type() == pugi::node_cdata)
       text += child.value();
-    else if (child.type() == pugi::node_element && invalid.empty())
-      invalid =
-          std::string("Unexpected element <") + child.name() + "> inside <" + node.name() + ">";
+    else if (child.type() == pugi::node_element && !invalid)
+      invalid = named(Reason::ElementInsideText, child.name(), node.name());
   }
   return text;
-}
-
-std::string too_long(const char* what, std::size_t length, std::size_t max, const char* flag) {
-  return std::string("Request refused: ") + what + " of " + std::to_string(length) +
-         " characters is longer than " + std::to_string(max) + " (" + flag + ")";
 }
 
 // The per-element limits and XML's rule against repeated attributes (pugixml accepts an
 // element with the same attribute twice). Linear in the request: the attribute count is
 // capped before the pairwise comparison, so one element costs at most max_attributes^2 / 2
 // name comparisons. Walks the tree without recursion: a request may nest deeply.
-std::string check_elements(const pugi::xml_node& root, const ParseLimits& limits) {
+std::optional<Reject> check_elements(const pugi::xml_node& root, const ParseLimits& limits) {
   pugi::xml_node node = root;
   while (node) {
     std::size_t count = 0;
     for (pugi::xml_attribute a = node.first_attribute(); a; a = a.next_attribute()) {
-      if (++count > limits.max_attributes)
-        return std::string("Request refused: more than ") + std::to_string(limits.max_attributes) +
-               " attributes on <" + node.name() + "> (--max-attributes)";
+      if (++count > limits.max_attributes) {
+        Reject r = named(Reason::TooManyAttributes, node.name());
+        r.limit = limits.max_attributes;
+        return r;
+      }
       const std::size_t length = std::strlen(a.value());
       if (std::strcmp(a.name(), "id") == 0 && length > limits.max_id_length)
-        return too_long("an id", length, limits.max_id_length, "--max-id-length");
+        return over(Reason::IdTooLong, length, limits.max_id_length);
       if (std::strcmp(a.name(), "sym") == 0 && length > limits.max_symbol_length)
-        return too_long("a symbol", length, limits.max_symbol_length, "--max-symbol-length");
+        return over(Reason::SymbolTooLong, length, limits.max_symbol_length);
     }
     for (pugi::xml_attribute a = node.first_attribute(); a; a = a.next_attribute())
       for (pugi::xml_attribute b = a.next_attribute(); b; b = b.next_attribute())
-        if (std::strcmp(a.name(), b.name()) == 0) return "Malformed XML: repeated attribute";
+        if (std::strcmp(a.name(), b.name()) == 0) return Reject(Reason::RepeatedAttribute);
     if (node.first_child()) {
       node = node.first_child();
       continue;
@@ -125,7 +141,7 @@ std::string check_elements(const pugi::xml_node& root, const ParseLimits& limits
     while (node && node != root && !node.next_sibling()) node = node.parent();
     node = node == root ? pugi::xml_node() : node.next_sibling();
   }
-  return {};
+  return std::nullopt;
 }
 
 Attributes attributes_of(const pugi::xml_node& node) {
@@ -135,22 +151,32 @@ Attributes attributes_of(const pugi::xml_node& node) {
 }
 
 // Reads a required attribute; records the first problem in `invalid`.
-std::string required(const pugi::xml_node& node, const char* name, std::string& invalid) {
+std::string required(const pugi::xml_node& node, const char* name, std::optional<Reject>& invalid) {
   pugi::xml_attribute a = node.attribute(name);
-  if (!a && invalid.empty()) invalid = std::string("Missing attribute '") + name + "'";
+  if (!a && !invalid) invalid = named(Reason::MissingAttribute, name);
   return a.value();
 }
 
-void parse_number(std::string_view text, const char* what, Decimal& out, std::string& invalid) {
-  if (!invalid.empty()) return;
-  std::string why = Decimal::parse(text, out);
-  if (!why.empty()) invalid = std::string("Invalid ") + what + ": " + why;
+// `field` names the number in the reply: balance, amount or limit.
+void parse_number(std::string_view text, const char* field, Decimal& out,
+                  std::optional<Reject>& invalid) {
+  if (invalid) return;
+  if (const auto why = Decimal::parse(text, out)) {
+    invalid = named(*why, field);
+    invalid->value = std::string(text);
+  }
+}
+
+// Records `reason` as the item's problem unless it already has one.
+void refuse(std::optional<Reject>& invalid, Reason reason) {
+  if (!invalid) invalid = Reject(reason);
 }
 
 void parse_order_id(std::string_view text, TransactionItem& item) {
-  if (!item.invalid.empty()) return;
+  if (item.invalid) return;
   if (!all_of(text, is_digit)) {
-    item.invalid = "Invalid order id: '" + std::string(text) + "'";
+    item.invalid = Reject(Reason::InvalidOrderId);
+    item.invalid->value = std::string(text);
     return;
   }
   std::string_view digits = text;
@@ -171,19 +197,16 @@ void parse_create_account(const pugi::xml_node& node, Command& cmd) {
   item.account = required(node, "id", item.invalid);
   item.echo = {{"id", item.account}};
   std::string balance = required(node, "balance", item.invalid);
-  if (item.invalid.empty() && !is_valid_account_id(item.account))
-    item.invalid = "Invalid account id: must be one or more decimal digits";
+  if (!is_valid_account_id(item.account)) refuse(item.invalid, Reason::InvalidAccountId);
   parse_number(balance, "balance", item.amount, item.invalid);
-  if (item.invalid.empty() && item.amount.is_negative())
-    item.invalid = "Invalid balance: must not be negative";
+  if (item.amount.is_negative()) refuse(item.invalid, Reason::NegativeBalance);
   cmd.creates.push_back(std::move(item));
 }
 
 void parse_create_symbol(const pugi::xml_node& node, Command& cmd) {
-  std::string symbol_invalid;
+  std::optional<Reject> symbol_invalid;
   std::string symbol = required(node, "sym", symbol_invalid);
-  if (symbol_invalid.empty() && !is_valid_symbol(symbol))
-    symbol_invalid = "Invalid symbol name: must be one or more ASCII letters or digits";
+  if (!is_valid_symbol(symbol)) refuse(symbol_invalid, Reason::InvalidSymbol);
   bool any = false;
   for (const pugi::xml_node& child : node.children()) {
     if (child.type() != pugi::node_element) continue;
@@ -192,23 +215,21 @@ void parse_create_symbol(const pugi::xml_node& node, Command& cmd) {
     item.kind = CreateItem::Kind::Position;
     item.symbol = symbol;
     item.invalid = symbol_invalid;
-    if (std::strcmp(child.name(), "account") != 0 && item.invalid.empty())
-      item.invalid = std::string("Unknown element <") + child.name() + "> in <symbol>";
+    if (std::strcmp(child.name(), "account") != 0 && !item.invalid)
+      item.invalid = named(Reason::UnknownElement, child.name(), "symbol");
     item.account = required(child, "id", item.invalid);
     item.echo = {{"sym", symbol}, {"id", item.account}};
-    if (item.invalid.empty() && !is_valid_account_id(item.account))
-      item.invalid = "Invalid account id: must be one or more decimal digits";
+    if (!is_valid_account_id(item.account)) refuse(item.invalid, Reason::InvalidAccountId);
     std::string text = text_of(child, item.invalid);
     parse_number(trim(text), "amount", item.amount, item.invalid);
-    if (item.invalid.empty() && !item.amount.is_positive())
-      item.invalid = "Invalid amount: must be positive";
+    if (!item.amount.is_positive()) refuse(item.invalid, Reason::NonPositiveShares);
     cmd.creates.push_back(std::move(item));
   }
   if (!any) {
     CreateItem item;
     item.kind = CreateItem::Kind::Position;
     item.echo = {{"sym", symbol}};
-    item.invalid = "<symbol> needs at least one <account> child";
+    item.invalid = Reject(Reason::SymbolWithoutAccounts);
     cmd.creates.push_back(std::move(item));
   }
 }
@@ -224,7 +245,7 @@ void parse_create(const pugi::xml_node& root, Command& cmd) {
     } else {
       CreateItem item;
       item.echo = attributes_of(child);
-      item.invalid = std::string("Unknown element <") + child.name() + "> in <create>";
+      item.invalid = named(Reason::UnknownElement, child.name(), "create");
       cmd.creates.push_back(std::move(item));
     }
   }
@@ -239,19 +260,16 @@ TransactionItem parse_transaction_child(const pugi::xml_node& child) {
     item.symbol = required(child, "sym", item.invalid);
     std::string amount = required(child, "amount", item.invalid);
     std::string limit = required(child, "limit", item.invalid);
-    if (item.invalid.empty() && !is_valid_symbol(item.symbol))
-      item.invalid = "Invalid symbol name: must be one or more ASCII letters or digits";
+    if (!is_valid_symbol(item.symbol)) refuse(item.invalid, Reason::InvalidSymbol);
     parse_number(amount, "amount", item.amount, item.invalid);
     parse_number(limit, "limit", item.limit, item.invalid);
-    if (item.invalid.empty() && item.amount.is_zero())
-      item.invalid = "Invalid amount: must not be zero";
-    if (item.invalid.empty() && !item.limit.is_positive())
-      item.invalid = "Invalid limit: must be positive";
+    if (item.amount.is_zero()) refuse(item.invalid, Reason::ZeroAmount);
+    if (!item.limit.is_positive()) refuse(item.invalid, Reason::NonPositiveLimit);
   } else if (std::strcmp(name, "query") == 0 || std::strcmp(name, "cancel") == 0) {
     item.kind = name[0] == 'q' ? TransactionItem::Kind::Query : TransactionItem::Kind::Cancel;
     parse_order_id(required(child, "id", item.invalid), item);
   } else {
-    item.invalid = std::string("Unknown element <") + name + "> in <transactions>";
+    item.invalid = named(Reason::UnknownElement, name, "transactions");
   }
   return item;
 }
@@ -261,19 +279,19 @@ void parse_transactions(const pugi::xml_node& root, Command& cmd) {
   pugi::xml_attribute id = root.attribute("id");
   cmd.account = id.value();
   if (!id)
-    cmd.account_invalid = "Missing attribute 'id' on <transactions>";
+    cmd.account_invalid = named(Reason::MissingAttribute, "id", "transactions");
   else if (!is_valid_account_id(cmd.account))
-    cmd.account_invalid = "Invalid account id: must be one or more decimal digits";
+    cmd.account_invalid = Reject(Reason::InvalidAccountId);
   for (const pugi::xml_node& child : root.children())
     if (child.type() == pugi::node_element)
       cmd.transactions.push_back(parse_transaction_child(child));
   if (cmd.transactions.empty()) {
     cmd.kind = Command::Kind::Invalid;
-    cmd.error = "<transactions> needs at least one child";
+    cmd.error = Reject(Reason::NoTransactionChildren);
   }
 }
 
-Command invalid(std::string why) {
+Command invalid(Reject why) {
   Command cmd;
   cmd.error = std::move(why);
   return cmd;
@@ -313,39 +331,41 @@ bool Command::is_read_only() const {
 }
 
 Command parse(std::string_view payload, const ParseLimits& limits) {
-  if (!is_valid_utf8(payload)) return invalid("Request is not valid UTF-8");
-  if (std::string why = forbidden_xml_char(payload); !why.empty())
-    return invalid("Malformed XML: " + why);
+  if (!is_valid_utf8(payload)) return invalid(Reject(Reason::NotUtf8));
+  if (auto why = forbidden_xml_char(payload)) return invalid(std::move(*why));
   pugi::xml_document doc;
   // parse_default leaves DOCTYPE unparsed and never expands external entities; parse_fragment
   // keeps text outside the root element, so that it can be refused below.
   pugi::xml_parse_result ok =
       doc.load_buffer(payload.data(), payload.size(), pugi::parse_default | pugi::parse_fragment,
                       pugi::encoding_utf8);
-  if (!ok)
-    return invalid(std::string("Malformed XML: ") + ok.description() + " at offset " +
-                   std::to_string(ok.offset));
+  if (!ok) {
+    Reject why(Reason::XmlSyntax);
+    why.value = ok.description();
+    why.offset = static_cast<std::size_t>(ok.offset);
+    return invalid(std::move(why));
+  }
   pugi::xml_node root;
   for (const pugi::xml_node& node : doc.children()) {
     if (node.type() == pugi::node_pcdata || node.type() == pugi::node_cdata)
-      return invalid("Malformed XML: text outside the root element");
+      return invalid(Reject(Reason::TextOutsideRoot));
     if (node.type() != pugi::node_element) continue;
-    if (root) return invalid("Malformed XML: more than one root element");
+    if (root) return invalid(Reject(Reason::SeveralRoots));
     root = node;
   }
-  if (!root) return invalid("Malformed XML: no root element");
-  if (std::string why = check_elements(root, limits); !why.empty()) return invalid(why);
+  if (!root) return invalid(Reject(Reason::NoRoot));
+  if (auto why = check_elements(root, limits)) return invalid(std::move(*why));
 
   const bool is_create = std::strcmp(root.name(), "create") == 0;
   const bool is_transactions = std::strcmp(root.name(), "transactions") == 0;
   // Bounds the work and the reply of one request; the size limit alone allows ~100,000 tiny
   // children.
   if ((is_create || is_transactions) &&
-      count_children(root, is_create, limits.max_children) > limits.max_children)
-    return invalid(std::string("Request refused: more than ") +
-                   std::to_string(limits.max_children) + " children in <" + root.name() +
-                   (is_create ? "> (each <account> of a <symbol> counts too)" : ">") +
-                   "; split it into smaller requests");
+      count_children(root, is_create, limits.max_children) > limits.max_children) {
+    Reject why = named(Reason::TooManyChildren, root.name());
+    why.limit = limits.max_children;
+    return invalid(std::move(why));
+  }
 
   Command cmd;
   if (is_create)
@@ -353,8 +373,7 @@ Command parse(std::string_view payload, const ParseLimits& limits) {
   else if (is_transactions)
     parse_transactions(root, cmd);
   else
-    cmd = invalid(std::string("Unknown root element <") + root.name() +
-                  ">: expected <create> or <transactions>");
+    cmd = invalid(named(Reason::UnknownRoot, root.name()));
   return cmd;
 }
 

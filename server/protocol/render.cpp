@@ -1,5 +1,6 @@
 #include "protocol/render.hpp"
 
+#include "protocol/reject_text.hpp"
 #include "wire/xml_escape.hpp"
 
 namespace protocol {
@@ -43,7 +44,8 @@ void append_item(std::string& out, const ResultItem& item) {
     case ResultItem::Kind::Error:
       open_tag(out, "error", item.attrs);
       out += '>';
-      wire::append_xml_escaped(out, item.message);
+      // An Error item always carries its reject; an empty <error> would still be well-formed.
+      if (item.reject) wire::append_xml_escaped(out, reject_text(*item.reject));
       out += "</error>\n";
       break;
     case ResultItem::Kind::Status:
@@ -64,15 +66,16 @@ void append_item(std::string& out, const ResultItem& item) {
 
 }  // namespace
 
+std::string render_error(std::string_view text) {
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results><error>";
+  wire::append_xml_escaped(out, text);
+  out += "</error></results>\n";
+  return out;
+}
+
 std::string render(const Result& result) {
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results>";
-  if (!result.error.empty()) {
-    out += "<error>";
-    wire::append_xml_escaped(out, result.error);
-    out += "</error></results>\n";
-    return out;
-  }
-  out += '\n';
+  if (result.error) return render_error(reject_text(*result.error));
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results>\n";
   for (const ResultItem& item : result.items) append_item(out, item);
   out += "</results>\n";
   return out;

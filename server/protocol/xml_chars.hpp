@@ -4,8 +4,10 @@
 // NUL (which cuts a string short) or a control character into a value we echo, and the reply
 // would not be well-formed XML. This check runs on the raw payload before parsing.
 #include <cstdint>
-#include <string>
+#include <optional>
 #include <string_view>
+
+#include "market/reject.hpp"
 
 namespace protocol {
 
@@ -14,17 +16,26 @@ inline bool is_xml_char(std::uint32_t c) {
          (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
 }
 
-// Empty if every character and character reference is allowed, else why not. Expects valid
-// UTF-8 (checked first).
-inline std::string forbidden_xml_char(std::string_view s) {
+// Nothing if every character and character reference is allowed, else the first that is not
+// (ControlCharacter, NonCharacter or ForbiddenCharacterReference, with its offset). Expects
+// valid UTF-8 (checked first).
+inline std::optional<market::Reject> forbidden_xml_char(std::string_view s) {
+  auto at = [](market::Reason reason, std::size_t offset) {
+    market::Reject r(reason);
+    r.offset = offset;
+    return r;
+  };
   for (std::size_t i = 0; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 && c != 0x9 && c != 0xA && c != 0xD)
-      return "control character " + std::to_string(c) + " at offset " + std::to_string(i);
+    if (c < 0x20 && c != 0x9 && c != 0xA && c != 0xD) {
+      market::Reject r = at(market::Reason::ControlCharacter, i);
+      r.count = c;
+      return r;
+    }
     // U+FFFE and U+FFFF are EF BF BE / EF BF BF in UTF-8.
     if (c == 0xEF && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xBF &&
         (static_cast<unsigned char>(s[i + 2]) & 0xFE) == 0xBE)
-      return "non-character U+FFFE/U+FFFF at offset " + std::to_string(i);
+      return at(market::Reason::NonCharacter, i);
     if (c == '&' && i + 1 < s.size() && s[i + 1] == '#') {
       std::size_t j = i + 2;
       bool hex = j < s.size() && s[j] == 'x';
@@ -41,11 +52,10 @@ inline std::string forbidden_xml_char(std::string_view s) {
         value = value * (hex ? 16 : 10) + static_cast<std::uint64_t>(v);
       }
       if (value > 0x10FFFF || !is_xml_char(static_cast<std::uint32_t>(value)))
-        return "character reference to a character XML does not allow at offset " +
-               std::to_string(i);
+        return at(market::Reason::ForbiddenCharacterReference, i);
     }
   }
-  return {};
+  return std::nullopt;
 }
 
 }  // namespace protocol

@@ -8,13 +8,16 @@
 // Tests, scripts and docs match some of these texts (by their prefix mostly: "Server busy",
 // "Service unavailable", "Internal error"): grep tests/ scripts/ docs/ before changing one.
 // Connection-level refusals (too many open connections, buffered bytes over budget) are net/'s
-// and stay there: net/ must not reach serving/.
+// and stay there: net/ must not reach serving/. What was wrong with a request's content (or one
+// of its children) is a market::Reject, worded by the other table, protocol/reject_text.cpp
+// (docs/ARCHITECTURE.md, "Rejects", says why there are two).
 namespace serving {
 
 // Why a request got no result. Each names one condition and has one text.
 enum class ReplyError {
   Unavailable,            // the engine is being rebuilt from the database; nothing applied
   Fenced,                 // another server took over the database; this one stepped down
+  Standby,                // this server is the standby (--standby): it serves nothing yet
   NotApplied,             // its commit failed; nothing stored, safe to retry
   Unknown,                // the connection broke during its commit; outcome not known
   InternalError,          // applying it failed inside the engine; nothing kept
@@ -38,6 +41,11 @@ constexpr const char* error_text(ReplyError error) {
       return "Service unavailable: another exchange server took over this database and this "
              "one has stepped down; nothing was applied. Send requests to the server now in "
              "charge";
+    case ReplyError::Standby:
+      // Not "retry later" here: the active server serves now; this one only once it has
+      // taken over (then the same connection is served).
+      return "Service unavailable: this exchange server is the standby and serves nothing "
+             "until it takes over; nothing was applied. Send requests to the active server";
     case ReplyError::NotApplied:
       return "Internal error: the request was not applied (the database write failed); it is "
              "safe to retry";

@@ -33,7 +33,7 @@ void BatchWriter::fence(const std::string& why) {
   if (fenced_.empty()) fenced_ = why;
 }
 
-void BatchWriter::write(const Batch& batch, std::uint64_t sequence) {
+void BatchWriter::write(const std::vector<JournalEntry>& entries, std::uint64_t sequence) {
   const CommitMark mark{writer_id_, static_cast<std::int64_t>(sequence)};
   {
     std::lock_guard<std::mutex> lock(fenced_mutex_);
@@ -52,7 +52,7 @@ void BatchWriter::write(const Batch& batch, std::uint64_t sequence) {
       if (connections_++ > 0) ++reconnects_;
     }
     connected = true;
-    db_->write_journal(batch, mark, epoch_);
+    db_->write_journal(entries, mark, epoch_);
     // The watchdog may have fired just as the commit returned: the next batch reconnects.
     if (!db_->usable()) db_.reset();
   } catch (const Fenced& e) {

@@ -18,10 +18,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
-#include "store/batch.hpp"
 #include "store/batcher.hpp"
 #include "store/database.hpp"
+#include "store/journal.hpp"
 #include "store/stop_flag.hpp"
 
 namespace store {
@@ -33,11 +34,11 @@ class BatchWriter {
   BatchWriter(std::string conninfo, std::int64_t epoch,
               std::chrono::milliseconds resolve_for = std::chrono::seconds(10),
               std::chrono::milliseconds timeout = kDefaultDbTimeout);
-  // Returns once batch number `sequence` is committed. Throws CommitOutcomeUnknown if the
-  // connection broke and PostgreSQL stayed unreachable for resolve_for, Fenced if another
-  // writer took over (now or earlier); any other exception means nothing of the batch is
-  // stored.
-  void write(const Batch& batch, std::uint64_t sequence);
+  // Returns once batch number `sequence` (its journal `entries`) is committed. Throws
+  // CommitOutcomeUnknown if the connection broke and PostgreSQL stayed unreachable for resolve_for,
+  // Fenced if another writer took over (now or earlier); any other exception means nothing of the
+  // batch is stored.
+  void write(const std::vector<JournalEntry>& entries, std::uint64_t sequence);
   // Another writer took over (the writer lock's keeper found out): every later write throws
   // Fenced with `why`. Thread-safe.
   void fence(const std::string& why);

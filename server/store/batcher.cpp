@@ -31,8 +31,7 @@ Batcher::Submitted Batcher::submit(JournalEntry&& entry, market::Effects&& fx) {
   std::lock_guard<std::mutex> lock(mutex_);
   entry.seq = next_seq_++;
   const std::int64_t seq = entry.seq;
-  open_.journal.push_back(std::move(entry));
-  open_.add(std::move(fx));  // merged later, on the projector's thread
+  open_.add(std::move(entry), std::move(fx));  // the effects are merged on the projector's thread
   // Waking the writer costs a system call; while it is busy writing it will look at the open
   // batch anyway when it finishes.
   if (writer_idle_) wake_.notify_one();
@@ -62,7 +61,7 @@ void Batcher::poison_open_batch() {
   wake_.notify_one();
 }
 
-bool Batcher::failed(Ticket t, Outcome& outcome) const {
+bool Batcher::failed(Ticket t, CommitResult& outcome) const {
   for (const FailedRange& r : failed_ranges_) {
     if (t >= r.first && t <= r.last) {
       outcome = t == r.first ? r.first_outcome : r.rest();
@@ -74,7 +73,7 @@ bool Batcher::failed(Ticket t, Outcome& outcome) const {
 
 void Batcher::when_durable(Ticket ticket, Done done) {
   bool known = true;
-  Outcome outcome = Outcome::Committed;
+  CommitResult outcome = CommitResult::Committed;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!failed(ticket, outcome) && ticket > committed_through_) {
@@ -94,17 +93,18 @@ std::vector<std::pair<Ticket, Batcher::Done>> Batcher::take_waiters_through(Tick
   return out;
 }
 
-std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket, Outcome outcome) {
+std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket,
+                                                            CommitResult outcome) {
   std::lock_guard<std::mutex> lock(mutex_);
   const FailedRange range{failed_ticket, open_ticket_, outcome};
   failed_ranges_.push_back(range);
-  open_ = Batch();
+  open_ = JournalBatch();
   open_poisoned_ = false;
   ++open_ticket_;
   ++stats_.failures;
   std::vector<std::function<void()>> out;
   for (auto& [ticket, done] : take_waiters_through(open_ticket_ - 1)) {
-    Outcome o = ticket == failed_ticket ? outcome : range.rest();
+    CommitResult o = ticket == failed_ticket ? outcome : range.rest();
     out.push_back([o, done = std::move(done)] { done(o); });
   }
   return out;
@@ -159,10 +159,10 @@ void Batcher::run() {
     // The next open batch, made ready outside the lock: it is likely about the size of the
     // last one, and growing its vectors a doubling at a time cost a reallocation each on the
     // submitting threads (glibc's malloc pays for the large ones with malloc_consolidate).
-    Batch next;
-    next.journal.reserve(last_size);
-    next.unmerged.reserve(last_size);
-    Batch batch;
+    JournalBatch next;
+    next.entries.reserve(last_size);
+    next.effects.reserve(last_size);
+    JournalBatch batch;
     Ticket ticket;
     bool poisoned, fenced;
     {
@@ -178,16 +178,16 @@ void Batcher::run() {
       fenced = fenced_;
       ticket = open_ticket_++;
     }
-    last_size = batch.journal.size();
+    last_size = batch.entries.size();
     cycle_started_ns_.store(steady_ns(), std::memory_order_relaxed);
 
     // A poisoned batch is never written: its requests are certainly not applied. Once fenced,
     // no batch is.
-    Outcome outcome = fenced     ? Outcome::Fenced
-                      : poisoned ? Outcome::NotApplied
-                                 : Outcome::Committed;
+    CommitResult outcome = fenced     ? CommitResult::Fenced
+                           : poisoned ? CommitResult::NotApplied
+                                      : CommitResult::Committed;
     auto started = std::chrono::steady_clock::now();
-    if (outcome == Outcome::Committed) {
+    if (outcome == CommitResult::Committed) {
       try {
         write_(batch, ticket);
       } catch (const Fenced& e) {
@@ -195,23 +195,29 @@ void Batcher::run() {
         std::lock_guard<std::mutex> lock(mutex_);
         fenced_ = true;
         fenced_why_ = e.what();
-        outcome = Outcome::Fenced;
+        outcome = CommitResult::Fenced;
       } catch (const CommitOutcomeUnknown& e) {
         EXCHANGE_LOG(error) << "writing batch " << ticket << ": " << e.what();
-        outcome = Outcome::Unknown;
+        outcome = CommitResult::Unknown;
       } catch (const std::exception& e) {
         EXCHANGE_LOG(error) << "writing batch " << ticket << " failed: " << e.what();
-        outcome = Outcome::NotApplied;
+        outcome = CommitResult::NotApplied;
       }
     }
 
-    if (outcome != Outcome::Committed) {
+    if (outcome != CommitResult::Committed) {
       cycle_started_ns_.store(0, std::memory_order_relaxed);  // the reload reports itself
       recover_(*this, ticket, outcome);
       continue;
     }
     const std::size_t requests = batch.requests;
-    if (committed_) committed_(std::move(batch));
+    if (committed_) {
+      const std::int64_t through_seq = batch.entries.back().seq;
+      DeferredEffects effects = std::move(batch.effects);
+      // The payloads are durable now: freed before handing on, which may wait for the projector.
+      batch = JournalBatch();
+      committed_(std::move(effects), through_seq);
+    }
     std::vector<std::pair<Ticket, Done>> done;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -224,7 +230,7 @@ void Batcher::run() {
       done = take_waiters_through(ticket);
     }
     cycle_started_ns_.store(0, std::memory_order_relaxed);
-    for (auto& [t, d] : done) d(Outcome::Committed);
+    for (auto& [t, d] : done) d(CommitResult::Committed);
   }
 }
 

@@ -1,16 +1,17 @@
 #pragma once
-// Group commit. Requests append their journal entry (and merge their effects) into the open
-// batch and get its ticket; one writer thread seals the open batch whenever the previous write
-// has finished, writes its journal rows in one statement, hands the committed batch's effects
-// on (to the projector), and then releases every reply waiting on that ticket. While one batch is
-// being committed the next one fills, so the more requests are in flight, the more share a commit.
+// Group commit. Requests append their journal entry and their effects to the open batch
+// (store/journal_batch.hpp) and get its ticket; one writer thread seals the open batch whenever
+// the previous write has finished, writes its journal entries in one statement, hands the
+// committed batch's effects on unmerged (to the projector), and then releases every reply
+// waiting on that ticket. While one batch is being committed the next one fills, so the more
+// requests are in flight, the more share a commit.
 //
 // If a write fails, that batch and the one that was filling behind it (whose requests saw the
 // failed batch's state) fail together, and the engine is rebuilt from the database before any
 // other request runs: memory and database never disagree.
 //
 // A write that finds another writer in charge (Fenced) is final: that batch and every later
-// one fail as Outcome::Fenced without being written, and `recover` is told so (it must not
+// one fail as CommitResult::Fenced without being written, and `recover` is told so (it must not
 // rebuild anything from a database that is no longer this process's to write).
 #include <atomic>
 #include <chrono>
@@ -26,7 +27,8 @@
 #include <vector>
 
 #include "market/effects.hpp"
-#include "store/batch.hpp"
+#include "store/deferred_effects.hpp"
+#include "store/journal_batch.hpp"
 
 namespace store {
 
@@ -37,8 +39,9 @@ struct CommitOutcomeUnknown : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What became of a request's effects.
-enum class Outcome {
+// What became of a request's effects: the group commit's result for its batch (not a request's
+// outcome: app::Outcome is that, and maps this once, in outcome_of).
+enum class CommitResult {
   Committed,   // durable
   NotApplied,  // certainly not stored (its batch failed, or was never written)
   Unknown,     // the connection broke during its commit and PostgreSQL stayed unreachable
@@ -50,13 +53,13 @@ class Batcher {
   // `write` makes a batch durable or throws (store::CommitOutcomeUnknown when it cannot tell).
   // `recover` runs on the writer thread after a failed write: it must take the engine's
   // exclusive lock, call fail_open_batch(), run the callbacks it hands back, and rebuild the
-  // engine from the database (except after Outcome::Fenced: then nothing is rebuilt).
-  using WriteFn = std::function<void(const Batch&, Ticket)>;
-  using Done = std::function<void(Outcome)>;
-  using RecoverFn = std::function<void(Batcher& batcher, Ticket failed, Outcome outcome)>;
+  // engine from the database (except after CommitResult::Fenced: then nothing is rebuilt).
+  using WriteFn = std::function<void(const JournalBatch&, Ticket)>;
+  using Done = std::function<void(CommitResult)>;
+  using RecoverFn = std::function<void(Batcher& batcher, Ticket failed, CommitResult outcome)>;
   // Runs on the writer thread after each successful write, in commit order, before the
-  // batch's replies are released.
-  using CommittedFn = std::function<void(Batch&& committed)>;
+  // batch's replies are released: the effects of the journal entries through `through_seq`.
+  using CommittedFn = std::function<void(DeferredEffects&& effects, std::int64_t through_seq)>;
 
   Batcher(WriteFn write, RecoverFn recover, CommittedFn committed = nullptr);
   ~Batcher();
@@ -89,7 +92,7 @@ class Batcher {
   // fails the open batch behind it as well (its requests saw the failed batch's state and
   // were never written: NotApplied, or Fenced after a fenced write). Returns every failed
   // request's callback, bound to its outcome, to be run outside the lock.
-  std::vector<std::function<void()>> fail_open_batch(Ticket failed, Outcome outcome);
+  std::vector<std::function<void()>> fail_open_batch(Ticket failed, CommitResult outcome);
 
   // Why a write was fenced (Fenced::what()); empty unless one was.
   std::string fenced_why() const;
@@ -112,7 +115,7 @@ class Batcher {
  private:
   void run();
   // The outcome of a ticket in a failed range, if it is in one.
-  bool failed(Ticket t, Outcome& outcome) const;
+  bool failed(Ticket t, CommitResult& outcome) const;
   std::vector<std::pair<Ticket, Done>> take_waiters_through(Ticket t);
 
   WriteFn write_;
@@ -121,16 +124,17 @@ class Batcher {
   std::int64_t next_seq_ = 1;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  Batch open_;
+  JournalBatch open_;
   bool open_poisoned_ = false;
   Ticket open_ticket_ = 1;
   Ticket committed_through_ = 0;
   struct FailedRange {
-    Ticket first, last;     // inclusive
-    Outcome first_outcome;  // the batch whose write failed; the rest are NotApplied (Fenced
-                            // when it was)
-    Outcome rest() const {
-      return first_outcome == Outcome::Fenced ? Outcome::Fenced : Outcome::NotApplied;
+    Ticket first, last;          // inclusive
+    CommitResult first_outcome;  // the batch whose write failed; the rest are NotApplied (Fenced
+                                 // when it was)
+    CommitResult rest() const {
+      return first_outcome == CommitResult::Fenced ? CommitResult::Fenced
+                                                   : CommitResult::NotApplied;
     }
   };
   std::vector<FailedRange> failed_ranges_;  // rare

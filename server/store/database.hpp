@@ -17,8 +17,9 @@
 #include <pqxx/connection>
 
 #include "market/engine.hpp"
-#include "store/batch.hpp"
 #include "store/fenced.hpp"
+#include "store/journal.hpp"
+#include "store/projection_rows.hpp"
 
 namespace store {
 
@@ -75,25 +76,22 @@ class Database {
   // `account` (the others are absent), in one statement however many ids there are.
   std::map<market::OrderId, market::OrderStatus> find_orders(
       const std::string& account, const std::vector<market::OrderId>& ids);
-  // Projects a batch's effects into the SQL tables in one transaction and sets
-  // projection_position to `through_seq` with them (store/projection_sql.cpp): orders and
-  // executions after the largest stored ids are appended with COPY, the rows that change
-  // (balances, positions, orders stored before) are written by one statement per
-  // kRowsPerStep rows of each table, each call bounded by the timeout on its own. Idempotent: a
-  // batch whose seq the position has reached is skipped, and ids already stored are updated, never
-  // inserted twice. Writes only while writer_epoch is `epoch`; throws Fenced (nothing written) once
-  // it is not.
+  // Writes `rows` into the SQL tables in one transaction and sets projection_position to
+  // `through_seq` with them (store/projection_sql.cpp): orders and executions after the
+  // largest stored ids are appended with COPY, the rows that change (balances, positions,
+  // orders stored before) are written by one statement per kRowsPerStep rows of each table,
+  // each call bounded by the timeout on its own. Idempotent: a write whose seq the position has
+  // reached is skipped, and ids already stored are updated, never inserted twice. Writes only
+  // while writer_epoch is `epoch`; throws Fenced (nothing written) once it is not.
   //
   // A write is a series of steps (a COPY or a statement) of at most kRowsPerStep rows per
   // table, each ending with PostgreSQL's answer; after each but the last, `pace` (if given)
   // is told how long it took and may pause, so that the write's CPU in PostgreSQL is spread
   // out instead of taking a core in one burst (store::Projector does).
   using Pace = std::function<void(std::chrono::steady_clock::duration step)>;
-  void project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch,
+  void project(const ProjectionRows& rows, std::int64_t through_seq, std::int64_t epoch,
                const Pace& pace = nullptr);
   static constexpr std::size_t kRowsPerStep = 5000;
-  // The rows project() writes for `batch` (after merging).
-  static std::size_t rows_of(const Batch& batch);
   // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)
   bool committed(const CommitMark& mark);
 
@@ -112,11 +110,12 @@ class Database {
 
   // The journal (store/journal_sql.cpp). Prepares write_journal; call once the schema exists.
   void prepare_journal_write();
-  // Appends the batch's journal rows and records `mark` in commit_marker, in one statement,
+  // Appends journal `entries` and records `mark` in commit_marker, in one statement,
   // if writer_epoch is still `epoch`. Throws on failure; nothing is stored then, unless the
   // connection broke during the commit itself: committed() tells. Throws Fenced (nothing
   // stored) if another writer's epoch is in place.
-  void write_journal(const Batch& batch, const CommitMark& mark, std::int64_t epoch);
+  void write_journal(const std::vector<JournalEntry>& entries, const CommitMark& mark,
+                     std::int64_t epoch);
   // Up to `limit` journal entries with seq > `after`, in seq order.
   std::vector<JournalEntry> read_journal(std::int64_t after, std::int64_t limit);
   // Deletes the journal entries up to `through_seq` that the projection already holds; returns
@@ -129,6 +128,14 @@ class Database {
 
   // The writer epoch as stored now (store/writer_epoch_sql.cpp).
   WriterEpoch writer_epoch();
+
+  // For a standby following the journal (store/follow_sql.cpp): the largest journal seq and
+  // projection_position.seq, read together.
+  struct JournalEnd {
+    std::int64_t last_seq = 0;
+    std::int64_t projected_seq = 0;
+  };
+  JournalEnd journal_end();
 
  private:
   // Runs `call` under the watchdog for `limit`; marks the connection broken if it fails or

@@ -43,9 +43,10 @@ SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM trimmed)
 
 void Database::prepare_journal_write() { conn_->prepare("write_journal", kWriteJournal); }
 
-void Database::write_journal(const Batch& batch, const CommitMark& mark, std::int64_t epoch) {
+void Database::write_journal(const std::vector<JournalEntry>& entries, const CommitMark& mark,
+                             std::int64_t epoch) {
   ArrayLiteral seq, at, first_order_id, request, refused;
-  for (const JournalEntry& e : batch.journal) {
+  for (const JournalEntry& e : entries) {
     seq.add(e.seq);
     at.add(e.at);
     first_order_id.add(e.first_order_id);

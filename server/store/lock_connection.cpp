@@ -53,6 +53,8 @@ LockConnection::LockConnection(const std::string& conninfo, const std::string& a
 LockConnection::~LockConnection() { close(); }
 
 void LockConnection::close() {
+  if (last_) PQclear(last_);
+  last_ = nullptr;
   if (conn_) PQfinish(conn_);  // ends the session: PostgreSQL releases its locks
   conn_ = nullptr;
 }
@@ -61,10 +63,7 @@ bool LockConnection::usable() const { return conn_ && PQstatus(conn_) == CONNECT
 
 std::string LockConnection::error() const { return one_line(PQerrorMessage(conn_)); }
 
-std::vector<LockConnection::Row> LockConnection::exec(const std::string& sql,
-                                                      const std::vector<std::string>& params,
-                                                      Clock::time_point deadline,
-                                                      const StopFlag* stop) {
+void LockConnection::send(const std::string& sql, const std::vector<std::string>& params) {
   if (!usable()) throw std::runtime_error("the writer lock's connection is closed");
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
@@ -74,35 +73,58 @@ std::vector<LockConnection::Row> LockConnection::exec(const std::string& sql,
     close();
     throw std::runtime_error("sending to PostgreSQL: " + why);
   }
-  Result last;
-  for (;;) {
-    if (!PQconsumeInput(conn_)) {
-      const std::string why = error();
-      close();
-      throw std::runtime_error("the connection broke: " + why);
-    }
-    while (!PQisBusy(conn_)) {
-      PGresult* r = PQgetResult(conn_);
-      if (!r) {
-        if (!last) throw std::runtime_error("PostgreSQL returned no result");
-        const ExecStatusType status = PQresultStatus(last.get());
-        if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-          const char* state = PQresultErrorField(last.get(), PG_DIAG_SQLSTATE);
-          throw StatementRefused(one_line(PQresultErrorMessage(last.get())), state ? state : "");
-        }
-        std::vector<Row> rows;
-        for (int i = 0; i < PQntuples(last.get()); ++i) {
-          Row row;
-          for (int j = 0; j < PQnfields(last.get()); ++j)
-            row.push_back(PQgetisnull(last.get(), i, j)
-                              ? std::nullopt
-                              : std::optional<std::string>(PQgetvalue(last.get(), i, j)));
-          rows.push_back(std::move(row));
-        }
-        return rows;
+}
+
+std::optional<std::vector<LockConnection::Row>> LockConnection::take_result() {
+  if (!PQconsumeInput(conn_)) {
+    const std::string why = error();
+    close();
+    throw std::runtime_error("the connection broke: " + why);
+  }
+  while (!PQisBusy(conn_)) {
+    PGresult* r = PQgetResult(conn_);
+    if (!r) {
+      Result last(last_);
+      last_ = nullptr;
+      if (!last) throw std::runtime_error("PostgreSQL returned no result");
+      const ExecStatusType status = PQresultStatus(last.get());
+      if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+        const char* state = PQresultErrorField(last.get(), PG_DIAG_SQLSTATE);
+        throw StatementRefused(one_line(PQresultErrorMessage(last.get())), state ? state : "");
       }
-      last.reset(r);
+      std::vector<Row> rows;
+      for (int i = 0; i < PQntuples(last.get()); ++i) {
+        Row row;
+        for (int j = 0; j < PQnfields(last.get()); ++j)
+          row.push_back(PQgetisnull(last.get(), i, j)
+                            ? std::nullopt
+                            : std::optional<std::string>(PQgetvalue(last.get(), i, j)));
+        rows.push_back(std::move(row));
+      }
+      return rows;
     }
+    // The statement's result; a null follows once PostgreSQL is ready for the next one.
+    if (last_) PQclear(last_);
+    last_ = r;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<LockConnection::Row>> LockConnection::result_within(
+    std::chrono::milliseconds wait) {
+  if (!usable()) throw std::runtime_error("the writer lock's connection is closed");
+  if (auto rows = take_result()) return rows;
+  readable(PQsocket(conn_), wait);
+  return take_result();
+}
+
+std::vector<LockConnection::Row> LockConnection::exec(const std::string& sql,
+                                                      const std::vector<std::string>& params,
+                                                      Clock::time_point deadline,
+                                                      const StopFlag* stop) {
+  send(sql, params);
+  for (;;) {
+    if (auto rows = take_result()) return std::move(*rows);
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0 || (stop && stop->requested())) {

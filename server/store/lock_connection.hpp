@@ -16,6 +16,7 @@
 #include "store/stop_flag.hpp"
 
 struct pg_conn;
+struct pg_result;
 
 namespace store {
 
@@ -43,6 +44,12 @@ class LockConnection {
   // if it broke, or no answer came by `deadline`, or `stop` was requested meanwhile.
   std::vector<Row> exec(const std::string& sql, const std::vector<std::string>& params,
                         Clock::time_point deadline, const StopFlag* stop = nullptr);
+  // The same in two steps, for a statement that may wait long in PostgreSQL (a standby
+  // queued for the writer lock): send() returns at once; result_within() waits up to `wait`
+  // and returns the rows once the answer is there (nullopt meanwhile), with exec()'s errors.
+  // Nothing else may be sent before the answer has been taken.
+  void send(const std::string& sql, const std::vector<std::string>& params);
+  std::optional<std::vector<Row>> result_within(std::chrono::milliseconds wait);
   // Waits up to `wait` for the session to end under us (terminated, PostgreSQL restarted, the
   // network reset); true if it did. Anything else PostgreSQL sends meanwhile is discarded.
   bool broke_within(std::chrono::milliseconds wait);
@@ -50,10 +57,14 @@ class LockConnection {
 
  private:
   void close();
+  // The rows of the statement sent, if its answer has come in full; throws as exec().
+  std::optional<std::vector<Row>> take_result();
   // libpq's last error message, on one line.
   std::string error() const;
 
   pg_conn* conn_ = nullptr;
+  // The statement's result taken so far: libpq hands it over before the end of the answer.
+  pg_result* last_ = nullptr;
 };
 
 }  // namespace store

@@ -1,5 +1,5 @@
-// The projection's SQL: how store::Projector writes a merged batch into the tables, one
-// transaction per write.
+// The projection's SQL: how store::Projector writes merged rows (ProjectionRows) into the
+// tables, one transaction per write.
 //
 // Measured on the projector's PostgreSQL backend (docs/PERFORMANCE.md, "Per-order CPU budget"):
 // rows that are new, the orders placed and the executions, cost least appended with COPY
@@ -106,12 +106,7 @@ void Database::prepare_writes() {
           [&] { conn_->prepare("write_changes", kWriteChanges); });
 }
 
-std::size_t Database::rows_of(const Batch& batch) {
-  return batch.symbols.size() + batch.accounts.size() + batch.positions.size() +
-         batch.orders.size() + batch.executions.size();
-}
-
-void Database::project(const Batch& batch, std::int64_t through_seq, std::int64_t epoch,
+void Database::project(const ProjectionRows& batch, std::int64_t through_seq, std::int64_t epoch,
                        const Pace& pace) {
   std::optional<pqxx::work> transaction;
   const auto [position, last_order, last_execution] =

@@ -39,8 +39,15 @@ void Projector::stop(std::chrono::seconds drain_for) {
   if (thread_.joinable()) thread_.join();
 }
 
-void Projector::enqueue(Batch&& effects, std::int64_t through_seq) {
-  effects.journal = {};  // the payloads are in the journal already; only the rows matter here
+void Projector::enqueue(DeferredEffects&& effects, std::int64_t through_seq) {
+  enqueue(Queued{{}, std::move(effects), through_seq, {}});
+}
+
+void Projector::enqueue(ProjectionRows&& rows, std::int64_t through_seq) {
+  enqueue(Queued{std::move(rows), {}, through_seq, {}});
+}
+
+void Projector::enqueue(Queued&& queued) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -49,11 +56,13 @@ void Projector::enqueue(Batch&& effects, std::int64_t through_seq) {
     if (pending_rows_ == 0 && !writing_) oldest_pending_ = now;
     // The thread needs waking only from its idle wait, or to write early (it gathers on a
     // timer): one system call less per commit.
+    const std::size_t rows = queued.rows();
     wake = queue_.empty() ||
-           (pending_rows_ < kMaxRowsPerWrite && pending_rows_ + effects.rows >= kMaxRowsPerWrite);
-    pending_rows_ += effects.rows;
-    queue_.push_back({std::move(effects), through_seq, now});
-    queued_.store(through_seq, std::memory_order_release);
+           (pending_rows_ < kMaxRowsPerWrite && pending_rows_ + rows >= kMaxRowsPerWrite);
+    pending_rows_ += rows;
+    queued.enqueued = now;
+    queued_.store(queued.through_seq, std::memory_order_release);
+    queue_.push_back(std::move(queued));
   }
   if (wake) wake_.notify_one();
 }
@@ -124,22 +133,22 @@ void Projector::release_waits() {
   drained_.notify_all();
 }
 
-bool Projector::write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation,
-                      std::size_t rows) {
+bool Projector::write(const ProjectionRows& rows, std::int64_t through_seq,
+                      std::uint64_t generation, std::size_t queued) {
   // After each step of the write, a pause as long as the step: the write's PostgreSQL CPU is
   // spread over about twice its length instead of taking a core in one burst from the group
   // commit (a burst doubled the replies' p99, docs/PERFORMANCE.md). Not while the projection
   // is behind (the next write is due already), nor when stopping.
-  const auto pace = [this, rows](std::chrono::steady_clock::duration step) {
+  const auto pace = [this, queued](std::chrono::steady_clock::duration step) {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (stopping_ || fenced_ || pending_rows_ >= rows + kMaxRowsPerWrite / 2) return;
+    if (stopping_ || fenced_ || pending_rows_ >= queued + kMaxRowsPerWrite / 2) return;
     wake_.wait_for(lock, step, [this] { return stopping_ || fenced_; });
   };
   auto last_error_log = std::chrono::steady_clock::time_point();
   for (int attempt = 1;; ++attempt) {
     try {
       if (!db_) connect();
-      db_->project(batch, through_seq, epoch_, pace);
+      db_->project(rows, through_seq, epoch_, pace);
       if (attempt > 1)
         EXCHANGE_LOG(warn) << "projection written through journal seq " << through_seq << " after "
                            << attempt << " attempts";
@@ -272,9 +281,8 @@ void Projector::run() {
     // group commit's thread and must not wait for this).
     std::vector<Queued> taken;
     std::size_t rows = 0;
-    while (!queue_.empty() &&
-           (taken.empty() || rows + queue_.front().effects.rows <= kMaxRowsPerWrite)) {
-      rows += queue_.front().effects.rows;
+    while (!queue_.empty() && (taken.empty() || rows + queue_.front().rows() <= kMaxRowsPerWrite)) {
+      rows += queue_.front().rows();
       taken.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
@@ -282,9 +290,11 @@ void Projector::run() {
     writing_ = true;
     lock.unlock();
 
-    Batch merged;
-    for (auto& q : taken) merged.merge(std::move(q.effects));
-    merged.fold();
+    ProjectionRows merged;
+    for (auto& q : taken) {
+      merged.merge(std::move(q.merged));
+      merged.merge(std::move(q.effects));
+    }
     const std::int64_t through = taken.back().through_seq;
     taken.clear();
     bool ok = write(merged, through, generation, rows);

@@ -1,12 +1,14 @@
 #pragma once
 // Keeps the SQL tables (accounts, positions, orders, executions) a projection of the journal,
-// off the reply path. Each committed journal batch's effects are queued here in order; one
-// thread with its own connection merges whatever has queued (the last row per key wins,
-// executions appended) and writes it in one transaction together with projection_position, so
-// the tables always hold the state as of one journal seq. The journal is the truth: a failed
-// write is retried with backoff on a fresh connection (the old connection's backend is
-// terminated, so a statement cut off by the timeout does not keep running), and meanwhile the
-// projection only lags; failures() and oldest_unprojected() let health and metrics say so.
+// off the reply path. Each committed journal batch's effects are queued here in order, unmerged
+// (store/deferred_effects.hpp; a replay's chunks come merged already); one thread with its own
+// connection merges whatever has queued into ProjectionRows (store/projection_rows.hpp: the last
+// row per key wins, executions appended) and writes it in one transaction together with
+// projection_position, so the tables always hold the state as of one journal seq. The journal is
+// the truth: a failed write is retried with backoff on a fresh connection (the old connection's
+// backend is terminated, so a statement cut off by the timeout does not keep running), and
+// meanwhile the projection only lags; failures() and oldest_unprojected() let health and metrics
+// say so.
 //
 // Everything here is counted in rows (what the requests produced, before merging), the unit of
 // both memory and database work. Past kWarnPendingRows the log says so every 10 s. The queue
@@ -28,8 +30,9 @@
 #include <string>
 #include <thread>
 
-#include "store/batch.hpp"
 #include "store/database.hpp"
+#include "store/deferred_effects.hpp"
+#include "store/projection_rows.hpp"
 
 namespace store {
 
@@ -68,8 +71,11 @@ class Projector {
   // the journal anyway), then stops the thread.
   void stop(std::chrono::seconds drain_for = std::chrono::seconds(10));
 
-  // Queues the effects of the journal entries up to `through_seq` (in seq order).
-  void enqueue(Batch&& effects, std::int64_t through_seq);
+  // Queues the effects of the journal entries up to `through_seq` (in seq order), as the group
+  // commit hands them on: they are merged here, on the projector's thread.
+  void enqueue(DeferredEffects&& effects, std::int64_t through_seq);
+  // The same, merged already (a replay merges its chunks on its own thread).
+  void enqueue(ProjectionRows&& rows, std::int64_t through_seq);
   // Before a reload: drops every queued batch (the replay derives them again from the journal)
   // and waits for a write in progress to end, so the stored position stays put while the
   // reload reads it.
@@ -101,11 +107,11 @@ class Projector {
 
  private:
   void run();
-  // Writes `batch` until it commits; false if abandoned (stopping past the drain deadline, or
+  // Writes `rows` until they commit; false if abandoned (stopping past the drain deadline, or
   // discard_queue() was called meanwhile).
-  // `rows`: what the batch was before merging (its share of pending_rows()).
-  bool write(const Batch& batch, std::int64_t through_seq, std::uint64_t generation,
-             std::size_t rows);
+  // `queued`: the rows they were before merging (their share of pending_rows()).
+  bool write(const ProjectionRows& rows, std::int64_t through_seq, std::uint64_t generation,
+             std::size_t queued);
   // A connection for the next write: a new one after a failure, and then the failed one's
   // backend is ended (a statement the timeout cut off may still be running there).
   void connect();
@@ -132,10 +138,13 @@ class Projector {
   std::condition_variable wake_;     // work queued, or stopping
   std::condition_variable drained_;  // a write ended or the queue shrank
   struct Queued {
-    Batch effects;
+    ProjectionRows merged;    // one of these two holds the rows
+    DeferredEffects effects;  // (the other is empty)
     std::int64_t through_seq;
     std::chrono::steady_clock::time_point enqueued;
+    std::size_t rows() const { return merged.rows + effects.rows(); }
   };
+  void enqueue(Queued&& queued);
   std::deque<Queued> queue_;
   // In queue_ and in the write in progress; changed under mutex_, read by metrics without.
   std::atomic<std::size_t> pending_rows_{0};

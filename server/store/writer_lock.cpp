@@ -76,6 +76,21 @@ WriterLock::WriterLock(Options options, const StopFlag* stop) : options_(std::mo
   backend_ = backend_of(*conn_);
 }
 
+WriterLock::WriterLock(Options options, Queue) : options_(std::move(options)) { queue_again(); }
+
+void WriterLock::queue_again() {
+  granted_ = false;
+  conn_ = std::make_unique<LockConnection>(options_.conninfo, kApplicationName);
+  backend_ = backend_of(*conn_);
+  // Queued in PostgreSQL behind the holder: when its session ends the lock is ours at once.
+  conn_->send("SELECT pg_advisory_lock($1)", {kKeyText});
+}
+
+bool WriterLock::granted_within(std::chrono::milliseconds wait) {
+  if (!granted_ && conn_->result_within(wait)) granted_ = true;
+  return granted_;
+}
+
 WriterLock::~WriterLock() {
   stop_keeping();
   conn_.reset();  // ends the session: the lock is released
@@ -84,17 +99,54 @@ WriterLock::~WriterLock() {
 std::int64_t WriterLock::begin_epoch() {
   const std::string holder = options_.program + " pid " + std::to_string(::getpid()) + " on " +
                              host_name() + ", lock backend pid " + std::to_string(backend_.pid);
-  // Waits for an append of the previous writer that is in flight (it holds the row FOR
-  // SHARE): a bounded statement, but on a busy database give it as long as the lock wait.
-  auto rows = conn_->exec(
-      "UPDATE writer_epoch SET epoch = epoch + 1, holder = $1, since = now() RETURNING epoch",
-      {holder}, deadline() + options_.wait);
-  if (rows.empty() || !rows[0].at(0))
+  // The epoch and its lease in one transaction: a standby never sees the new epoch without
+  // the lease that protects it. Waits for an append of the previous writer that is in flight
+  // (it holds the row FOR SHARE): a bounded statement, but on a busy database give it as long
+  // as the lock wait.
+  const auto sent = Clock::now();
+  conn_->send(R"SQL(
+WITH bumped AS (
+  UPDATE writer_epoch SET epoch = epoch + 1, holder = $1, since = now() RETURNING epoch
+), leased AS (
+  UPDATE writer_lease SET epoch = (SELECT epoch FROM bumped), holder = $1,
+    lock_pid = pg_backend_pid(), renewed_at = now(),
+    expires_at = now() + $2::bigint * interval '1 millisecond'
+)
+SELECT epoch FROM bumped
+)SQL",
+              {holder, std::to_string(options_.lease.count())});
+  const auto deadline = sent + options_.timeout + options_.wait;
+  bool blockers_ended = false;
+  std::optional<std::vector<LockConnection::Row>> rows;
+  while (!(rows = conn_->result_within(std::chrono::milliseconds(50)))) {
+    const auto now = Clock::now();
+    if (now > deadline) {
+      conn_.reset();
+      throw std::runtime_error("bumping writer_epoch got no answer in time");
+    }
+    if (!blockers_ended && now - sent > std::chrono::milliseconds(500)) {
+      // The lock is ours, so whoever holds writer_epoch is a writer that lost it: a paused
+      // server's transaction would keep the bump waiting for as long as it is paused.
+      blockers_ended = true;
+      const std::string ended = end_blockers(backend_.pid);
+      if (!ended.empty())
+        EXCHANGE_LOG(warn) << "the writer epoch's bump waited 500 ms for sessions of an earlier "
+                              "writer; terminated them: "
+                           << ended;
+    }
+  }
+  if (rows->empty() || !(*rows)[0].at(0))
     throw std::runtime_error("writer_epoch has no row: the schema was not applied");
-  epoch_ = std::stoll(*rows[0][0]);
+  epoch_ = std::stoll(*(*rows)[0][0]);
+  lease_until_ns_ = (sent + options_.lease).time_since_epoch().count();
   EXCHANGE_LOG(info) << "took the writer lock (backend pid " << backend_.pid << "); writer epoch "
-                     << epoch_;
+                     << epoch_ << ", lease " << options_.lease.count() << " ms";
   return epoch_;
+}
+
+bool WriterLock::lease_valid() const {
+  const std::int64_t until = lease_until_ns_.load(std::memory_order_relaxed);
+  return until == 0 || Clock::now().time_since_epoch().count() < until;
 }
 
 std::optional<LockHolder> WriterLock::holder(LockConnection& conn) {

@@ -16,6 +16,16 @@
 // holds it. If another session has it by then, or the epoch moved on, that server is fenced.
 // A server waiting at start-up is queued in PostgreSQL behind the holder, so when the holder's
 // session ends it gets the lock before the old holder can take it back.
+//
+// A lease covers a holder that is alive to PostgreSQL but not working (SIGSTOP, a frozen VM):
+// its session, and so the lock, would never end. The holder writes writer_lease (schema.sql)
+// with the epoch and expires_at = now() + lease when it bumps the epoch, and the keeper renews
+// it every lease/3. A standby (exchange-server --standby) queues for the lock without waiting
+// (queue()) and, once the holder's lease has expired by PostgreSQL's clock, ends the holder's
+// lock session (end_expired_holder()), which hands it the lock; its epoch bump then fences
+// every later write of the old holder. Locally the holder counts its lease from the moment it
+// sent the renewal (lease_valid()), so it never believes in a lease PostgreSQL holds expired.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -57,20 +67,45 @@ class WriterLock {
     std::string program;                   // who we are, for writer_epoch.holder: "exchange-server"
     std::chrono::milliseconds wait{5000};  // how long to queue for the lock at start-up
     std::chrono::milliseconds timeout{5000};  // bounds every other call (--db-timeout-ms)
+    std::chrono::milliseconds lease{5000};    // the holder's lease (--lease-ms)
   };
 
   // Takes the lock, queueing for it up to options.wait (not after `stop` is requested). Throws
   // WriterLockHeld naming the holder if it stayed held, std::runtime_error if PostgreSQL
   // cannot be asked.
   WriterLock(Options options, const StopFlag* stop);
+  // A standby's: queues for the lock in PostgreSQL and returns at once (granted_within() says
+  // when it is ours). Throws std::runtime_error if PostgreSQL cannot be asked.
+  struct Queue {};
+  WriterLock(Options options, Queue);
   // Stops the keeper and ends the session, which releases the lock.
   ~WriterLock();
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
 
+  // Queued (the Queue constructor): waits up to `wait` for the lock; true once it is ours
+  // (and at every later call). Throws std::runtime_error if the session broke (then
+  // queue_again()).
+  bool granted_within(std::chrono::milliseconds wait);
+  // Queued: a new session queued again, after granted_within() threw. Throws as the
+  // constructor.
+  void queue_again();
+  // Queued (writer_lease.cpp): if the lock's holder is the one writer_lease names and its lease
+  // has expired by PostgreSQL's clock, terminates its lock session (the lock then comes to the
+  // first session queued for it) and says so, naming it; nullopt if the lease holds or nobody
+  // holds the lock. Runs on a session of its own; throws std::runtime_error if PostgreSQL
+  // cannot be asked.
+  std::optional<std::string> end_expired_holder();
+
   // Once the schema exists, before the state is loaded: bumps writer_epoch (every earlier
-  // writer's appends are fenced from now on) and returns the new epoch. Call once.
+  // writer's appends are fenced from now on), takes the lease for it, and returns the new
+  // epoch. Sessions that keep the bump waiting (a paused earlier writer's transaction holding
+  // writer_epoch) are terminated after half a second: the lock is ours, so they are stale.
+  // Call once.
   std::int64_t begin_epoch();
+  // Whether the lease is still ours by the local clock (counted from when its last renewal
+  // was sent). Lock-free; true until begin_epoch().
+  bool lease_valid() const;
   std::int64_t epoch() const { return epoch_; }
 
   // Starts the keeper thread (writer_lock_keeper.cpp). If the lock cannot be ours again it
@@ -97,6 +132,12 @@ class WriterLock {
 
   // The keeper (writer_lock_keeper.cpp).
   void run_keeper();
+  // Renews the lease on the lock's session (writer_lease.cpp); the reason we are fenced if
+  // writer_lease names another epoch now. Throws if the session broke.
+  std::optional<std::string> renew_lease();
+  // Terminates the sessions that block backend `pid` (writer_lease.cpp); what it ended.
+  std::string end_blockers(int pid);
+  LockConnection& watch();
   // After the session ended: the lock again on a new session, or the reason we are fenced.
   // Throws while PostgreSQL cannot be asked.
   std::optional<std::string> take_again();
@@ -104,7 +145,13 @@ class WriterLock {
   Options options_;
   std::unique_ptr<LockConnection> conn_;  // the session holding the lock
   Backend backend_;                       // its backend
+  // For the lease checks and ending blockers (application_name exchange-writer-watch): the
+  // lock's own session may be busy queueing.
+  std::unique_ptr<LockConnection> watch_;
+  bool granted_ = false;  // queued: the lock came
   std::int64_t epoch_ = 0;
+  // Steady-clock nanoseconds until which the lease is ours; 0 before begin_epoch().
+  std::atomic<std::int64_t> lease_until_ns_{0};
   std::function<void(const std::string&)> on_fenced_;
   StopFlag stopping_;
   std::thread keeper_;

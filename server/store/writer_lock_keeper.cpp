@@ -1,5 +1,7 @@
 // Keeping the writer lock while the server runs: the keeper thread watches the lock's session
 // and, when it ends under us, takes the lock again, or finds that another server took over.
+#include <algorithm>
+
 #include "store/writer_lock.hpp"
 #include "util/log.hpp"
 
@@ -16,10 +18,32 @@ void WriterLock::stop_keeping() {
 }
 
 void WriterLock::run_keeper() {
+  const auto renew_every = std::max(options_.lease / 3, std::chrono::milliseconds(1));
+  auto next_renewal = Clock::now() + renew_every;
   while (!stopping_.requested()) {
-    // Nothing is sent on the session: an idle one only ever reads something when it ends
+    // Nothing else is sent on the session: an idle one only ever reads something when it ends
     // (terminated, PostgreSQL stopping, the network resetting it).
-    if (!conn_->broke_within(std::chrono::milliseconds(500))) continue;
+    const auto until_renewal =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_renewal - Clock::now());
+    const auto wait =
+        std::clamp(until_renewal, std::chrono::milliseconds(0), std::chrono::milliseconds(500));
+    if (!conn_->broke_within(wait)) {
+      if (Clock::now() < next_renewal) continue;
+      next_renewal = Clock::now() + renew_every;
+      try {
+        if (auto fenced = renew_lease()) {
+          on_fenced_(*fenced);
+          return;
+        }
+        continue;
+      } catch (const std::exception& e) {
+        if (stopping_.requested()) return;
+        // The session broke (it is closed now): taken again below. A lease that cannot be
+        // renewed runs out, and lease_valid() turns false until a renewal succeeds.
+        EXCHANGE_LOG(warn) << "renewing the writer lease failed: " << e.what();
+        if (conn_->usable()) continue;
+      }
+    }
     EXCHANGE_LOG(warn) << "the writer lock's session (backend pid " << backend_.pid
                        << ") ended; taking the lock again";
     std::string last_error;
@@ -29,11 +53,17 @@ void WriterLock::run_keeper() {
           on_fenced_(*fenced);
           return;
         }
+        if (auto fenced = renew_lease()) {
+          on_fenced_(*fenced);
+          return;
+        }
+        next_renewal = Clock::now() + renew_every;
         EXCHANGE_LOG(warn) << "took the writer lock again (backend pid " << backend_.pid
                            << ", writer epoch still " << epoch_ << ") after " << attempt
                            << (attempt == 1 ? " attempt" : " attempts");
         break;
       } catch (const std::exception& e) {
+        if (stopping_.requested()) return;
         // PostgreSQL unreachable (restarting, failing over): the writes fail meanwhile too,
         // and an append that does get through is still fenced by the epoch.
         if (last_error != e.what())

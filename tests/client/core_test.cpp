@@ -884,3 +884,35 @@ TEST_CASE("sessions: a repetition counts the sessions its clients opened", "[net
   }
   CHECK(server.accepted() == 8);  // what the client counted is what the server saw
 }
+
+TEST_CASE("bench --servers: requests go to the server that serves; no reply is not resent",
+          "[failover]") {
+  std::atomic<int> at_other{0};
+  OneShotServer dies([&](int fd) {
+    read_n(fd, std::stoul(read_line(fd)));  // takes one whole request, then closes: a crash
+  });
+  OneShotServer other(
+      [&](int fd, int) {
+        ++at_other;
+        read_n(fd, std::stoul(read_line(fd)));
+        write_str(fd, kServed);
+      },
+      2);
+  auto targets = Targets::failover(
+      {{"127.0.0.1", closed_port()}, {"127.0.0.1", dies.port()}, {"127.0.0.1", other.port()}},
+      short_timeouts(), false, std::chrono::milliseconds(500));
+  CHECK(targets->size() == 1);
+  TimeBase tb;
+  // The first server is down: passed over; the second takes it and dies without a reply.
+  TargetResult lost = targets->exchange(0, "<create/>", tb);
+  CHECK_FALSE(lost.ok);
+  CHECK_THAT(lost.error, Catch::Contains("outcome unknown"));
+  CHECK(at_other == 0);  // not resent
+  // The next requests go to the third.
+  TargetResult served = targets->exchange(0, "<create/>", tb);
+  CHECK(served.ok);
+  CHECK(served.body == kServed);
+  CHECK(targets->endpoint(0).port() == other.port());
+  CHECK(targets->exchange(0, "<create/>", tb).ok);
+  CHECK(at_other == 2);
+}

@@ -270,6 +270,21 @@ CLIENT=${EXCHANGE_CLIENT_BIN:-$ROOT/build/bin/exchange-client}
 [[ -x "$CLIENT" ]] || fail "no client binary at $CLIENT (build first, or set EXCHANGE_CLIENT_BIN)"
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# check_worked_example PORT DIFF_FILE SHOW_LOGS WHERE: sends the worked example
+# (examples/*.xml) through PORT and compares the replies, times masked, with $EXPECTED (the
+# difference goes to DIFF_FILE); fails, after running SHOW_LOGS when the send fails, otherwise.
+check_worked_example() {
+  local port=$1 diff_file=$2 show=$3 where=$4 out
+  out=$("$CLIENT" send --port "$port" examples/*.xml 2>&1) || {
+    echo "$out" >&2
+    "$show"
+    fail "exchange-client send to $where failed"
+  }
+  if ! diff -u "$EXPECTED" <(sed -E 's/time="[0-9]+"/time="T"/g' <<<"$out") >"$diff_file"; then
+    cat "$diff_file" >&2
+    fail "the replies of $where differ from $EXPECTED (diff above)"
+  fi
+}
 for p in "$PORT" "$ADMIN_PORT"; do
   port_open "$p" && fail "port $p is already in use (set EXCHANGE_DOCKER_TEST_PORT)"
 done
@@ -322,15 +337,7 @@ comm=$(cat "/proc/$pid/comm")
 step_ok "uid $uid (image USER $user), pid $pid is $comm"
 
 step "the worked example (examples/*.xml through $CLIENT)"
-out=$("$CLIENT" send --port "$PORT" examples/*.xml 2>&1) || {
-  echo "$out" >&2
-  show_logs
-  fail "exchange-client send failed"
-}
-if ! diff -u "$EXPECTED" <(sed -E 's/time="[0-9]+"/time="T"/g' <<<"$out") >"$DIR/worked_example.diff"; then
-  cat "$DIR/worked_example.diff" >&2
-  fail "the replies differ from $EXPECTED (diff above)"
-fi
+check_worked_example "$PORT" "$DIR/worked_example.diff" show_logs "the container"
 step_ok "10 replies as expected, order ids 1 to 7"
 
 step "the image's own exchange-client"
@@ -544,15 +551,8 @@ else
 fi
 
 step "the worked example through 127.0.0.1:$COMPOSE_PORT"
-out=$("$CLIENT" send --port "$COMPOSE_PORT" examples/*.xml 2>&1) || {
-  echo "$out" >&2
-  compose_logs
-  fail "exchange-client send to the compose stack failed"
-}
-if ! diff -u "$EXPECTED" <(sed -E 's/time="[0-9]+"/time="T"/g' <<<"$out") >"$DIR/compose_worked_example.diff"; then
-  cat "$DIR/compose_worked_example.diff" >&2
-  fail "the compose stack's replies differ from $EXPECTED (diff above)"
-fi
+check_worked_example "$COMPOSE_PORT" "$DIR/compose_worked_example.diff" compose_logs \
+  "the compose stack"
 step_ok "10 replies as expected"
 
 step "metrics scrape of 127.0.0.1:$COMPOSE_ADMIN_PORT/metrics"

@@ -4,6 +4,7 @@
 // journal rows; a write PostgreSQL refuses here is one that repeats a journal seq.
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <pqxx/pqxx>
@@ -14,19 +15,21 @@
 #include "support/test_database.hpp"
 
 using namespace testing_support;
-using market::Decimal;
 
 namespace {
 
-// A batch of one journal entry: creating account `id`.
-store::Batch account_batch(std::int64_t seq, const std::string& id) {
+// A batch's journal of one entry: creating account `id`.
+std::vector<store::JournalEntry> account_batch(std::int64_t seq, const std::string& id) {
+  return {{seq, 1700000000, 1, "<create><account id=\"" + id + "\" balance=\"1\"/></create>", {}}};
+}
+
+// The projection's rows for the same request.
+store::ProjectionRows account_rows(const std::string& id) {
   market::Effects fx;
-  fx.accounts.push_back({id, Decimal::from_int(1), Decimal::from_int(1)});
-  store::Batch batch;
-  batch.journal.push_back(
-      {seq, 1700000000, 1, "<create><account id=\"" + id + "\" balance=\"1\"/></create>", {}});
-  batch.merge(std::move(fx));
-  return batch;
+  fx.accounts.push_back({id, market::Decimal::from_int(1), market::Decimal::from_int(1)});
+  store::ProjectionRows rows;
+  rows.merge(std::move(fx));
+  return rows;
 }
 
 std::string journal_seqs() {
@@ -116,7 +119,7 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing stored, no
   CHECK(query_value("SELECT batch FROM commit_marker") == "1");
   // The projection is fenced the same way.
   db.prepare_writes();
-  CHECK_THROWS_AS(db.project(account_batch(2, "990034"), 2, epoch), store::Fenced);
+  CHECK_THROWS_AS(db.project(account_rows("990034"), 2, epoch), store::Fenced);
   CHECK(query_value("SELECT count(*) FROM accounts WHERE id = '990034'") == "0");
   CHECK(query_value("SELECT seq FROM projection_position") == "0");
 }

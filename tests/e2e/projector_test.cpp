@@ -22,12 +22,12 @@ using market::Decimal;
 namespace {
 
 // One request's effects: account `id` with `balance`.
-store::Batch account_batch(const std::string& id, int balance) {
+store::DeferredEffects account_effects(const std::string& id, int balance) {
   market::Effects fx;
   fx.accounts.push_back({id, Decimal::from_int(balance), Decimal::from_int(balance)});
-  store::Batch batch;
-  batch.merge(std::move(fx));
-  return batch;
+  store::DeferredEffects effects;
+  effects.add(std::move(fx));
+  return effects;
 }
 
 // A fresh schema and empty tables; returns the writer epoch the server left.
@@ -71,9 +71,9 @@ TEST_CASE("queued batches are written in order, with projection_position; the ba
   CHECK(projector.pending_rows() == 0);
   CHECK(projector.oldest_unprojected() == 0ms);
 
-  projector.enqueue(account_batch("910001", 1), 1);
-  projector.enqueue(account_batch("910002", 2), 2);
-  projector.enqueue(account_batch("910001", 5), 3);  // supersedes seq 1's row
+  projector.enqueue(account_effects("910001", 1), 1);
+  projector.enqueue(account_effects("910002", 2), 2);
+  projector.enqueue(account_effects("910001", 5), 3);  // supersedes seq 1's row
   CHECK(projector.queued_seq() == 3);
   CHECK(projector.pending_rows() == 3);
   std::this_thread::sleep_for(150ms);
@@ -90,11 +90,47 @@ TEST_CASE("queued batches are written in order, with projection_position; the ba
   CHECK(projector.failures().total == 0);
 
   // A later batch moves the position on; an earlier one never moves it back.
-  projector.enqueue(account_batch("910003", 3), 4);
+  projector.enqueue(account_effects("910003", 3), 4);
   REQUIRE(eventually([&] { return projector.projected_seq() == 4; }));
   CHECK(stored_position() == "4");
   CHECK(balance_of("910003") == "3");
   CHECK(projector.pending_rows() == 0);
+  projector.stop();
+}
+
+TEST_CASE(
+    "rows merged already and deferred effects are written together, in several statements "
+    "when they outnumber one",
+    "[e2e][projector]") {
+  const std::int64_t epoch = fresh_schema();
+  // Held back so that both land in one write; the first alone needs two statements.
+  store::Projector projector(database_url(), epoch, 5s, 0, 400ms);
+  projector.start();
+  const std::size_t per_statement = store::Database::kRowsPerStep;
+  store::ProjectionRows merged;  // as a replay hands over a chunk
+  for (std::size_t i = 0; i < per_statement + 5; ++i) {
+    market::Effects fx;
+    fx.accounts.push_back({"97" + std::to_string(i), Decimal::from_int(1), Decimal::from_int(1)});
+    merged.merge(std::move(fx));
+  }
+  projector.enqueue(std::move(merged), 1);
+  store::DeferredEffects deferred;  // as the group commit hands them on
+  for (std::size_t i = per_statement / 2; i < per_statement + 10; ++i) {
+    market::Effects fx;
+    fx.accounts.push_back({"97" + std::to_string(i), Decimal::from_int(2), Decimal::from_int(1)});
+    deferred.add(std::move(fx));
+  }
+  projector.enqueue(std::move(deferred), 2);
+  CHECK(projector.pending_rows() == (per_statement + 5) + (per_statement / 2 + 10));
+
+  REQUIRE(eventually([&] { return projector.projected_seq() == 2; }));
+  CHECK(stored_position() == "2");
+  CHECK(query_value("SELECT count(*) FROM accounts WHERE id LIKE '97%'") ==
+        std::to_string(per_statement + 10));
+  CHECK(query_value("SELECT count(*) FROM accounts WHERE id LIKE '97%' AND balance = 2") ==
+        std::to_string(per_statement / 2 + 10));  // the deferred rows are the later ones
+  CHECK(projector.pending_rows() == 0);
+  CHECK(projector.failures().total == 0);
   projector.stop();
 }
 
@@ -109,7 +145,7 @@ TEST_CASE("a write that outlives the timeout on a locked table is retried on a f
   auto blocker = connect_database();
   pqxx::work lock(blocker);
   lock.exec("LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE");
-  projector.enqueue(account_batch("920001", 7), 1);
+  projector.enqueue(account_effects("920001", 7), 1);
   REQUIRE(eventually([&] { return projector.failures().total >= 1; }));
   CHECK(projector.failures().in_a_row >= 1);
   CHECK_FALSE(projector.failures().last_error.empty());
@@ -142,7 +178,7 @@ TEST_CASE("a write on a terminated backend is retried on a fresh connection and 
   const int first_pid = projector_pid();
   CHECK(query_value("SELECT pg_terminate_backend(" + std::to_string(first_pid) + ")") == "t");
 
-  projector.enqueue(account_batch("930001", 9), 1);
+  projector.enqueue(account_effects("930001", 9), 1);
   REQUIRE(eventually([&] { return projector.projected_seq() == 1; }));
   CHECK(balance_of("930001") == "9");
   CHECK(stored_position() == "1");
@@ -158,14 +194,14 @@ TEST_CASE("fence() stops every write and drops the queue", "[e2e][projector]") {
   const std::int64_t epoch = fresh_schema();
   store::Projector projector(database_url(), epoch, 5s, 0, 500ms);
   projector.start();
-  projector.enqueue(account_batch("940001", 1), 1);
-  projector.enqueue(account_batch("940002", 2), 2);
+  projector.enqueue(account_effects("940001", 1), 1);
+  projector.enqueue(account_effects("940002", 2), 2);
   CHECK(projector.pending_rows() == 2);
   projector.fence();
   CHECK(projector.pending_rows() == 0);
   CHECK(projector.oldest_unprojected() == 0ms);
-  projector.wait_pending_below(1);                   // returns at once
-  projector.enqueue(account_batch("940003", 3), 3);  // dropped
+  projector.wait_pending_below(1);                     // returns at once
+  projector.enqueue(account_effects("940003", 3), 3);  // dropped
   CHECK(projector.pending_rows() == 0);
   CHECK(projector.queued_seq() == 2);
 
@@ -190,9 +226,9 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing written, o
     auto conn = connect_database();
     pqxx::nontransaction(conn).exec("UPDATE writer_epoch SET epoch = epoch + 1, holder = 'test'");
   }
-  projector.enqueue(account_batch("950001", 1), 1);
+  projector.enqueue(account_effects("950001", 1), 1);
   REQUIRE(eventually([&] { return fenced_calls.load() == 1; }));
-  projector.enqueue(account_batch("950002", 2), 2);
+  projector.enqueue(account_effects("950002", 2), 2);
   std::this_thread::sleep_for(500ms);
   CHECK(fenced_calls.load() == 1);
   CHECK(why.find("another server took over") != std::string::npos);

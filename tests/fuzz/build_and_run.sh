@@ -22,15 +22,16 @@ fi
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Iserver -Icommon -Itests)
 core=(server/market/decimal.cpp server/market/order_book.cpp server/market/engine.cpp
-      server/protocol/parse.cpp server/protocol/render.cpp server/app/apply.cpp
-      server/app/admission.cpp common/wire/xml_escape.cpp)
+      server/protocol/parse.cpp server/protocol/reject_text.cpp server/protocol/render.cpp
+      server/app/apply.cpp server/app/admission.cpp common/wire/xml_escape.cpp)
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_parse.cpp "${core[@]}" -lpugixml -o "$out/fuzz_parse"
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_framing.cpp server/net/framing.cpp \
-  server/protocol/render.cpp server/market/decimal.cpp common/wire/xml_escape.cpp \
-  -o "$out/fuzz_framing"
+  server/protocol/render.cpp server/protocol/reject_text.cpp server/market/decimal.cpp \
+  common/wire/xml_escape.cpp -o "$out/fuzz_framing"
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_session.cpp server/net/session.cpp \
   server/net/buffer_budget.cpp server/net/framing.cpp server/protocol/render.cpp \
-  server/market/decimal.cpp common/wire/xml_escape.cpp -o "$out/fuzz_session"
+  server/protocol/reject_text.cpp server/market/decimal.cpp common/wire/xml_escape.cpp \
+  -o "$out/fuzz_session"
 
 for target in parse framing session; do
   echo "== fuzz_$target: $runs runs"

@@ -14,29 +14,15 @@ floor_bin=${EXCHANGE_FLOOR_BIN:-$PWD/build/bin/exchange-floor}
 client_bin=${EXCHANGE_CLIENT_BIN:-$PWD/build/bin/exchange-client}
 log() { printf 'check_floor: %s\n' "$*"; }
 fail() { log "FAILED: $*"; exit 1; }
+source tests/ops/lib/start_server.sh
 
 base=${EXCHANGE_TEST_DATABASE_URL%/*}
 floor_db="$base/exchange_floor_check"
 psql "$EXCHANGE_TEST_DATABASE_URL" -qAt -c "DROP DATABASE IF EXISTS exchange_floor_check" \
   -c "CREATE DATABASE exchange_floor_check" >/dev/null
 
-work=$(mktemp -d /tmp/exchange-floor.XXXXXX)
-pid=""
-cleanup() {
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-
-"$floor_bin" --port "$port" --db "$floor_db" --reset --log-level warn 2>"$work/floor.log" &
-pid=$!
-for _ in $(seq 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  kill -0 "$pid" 2>/dev/null || fail "exchange-floor exited at start: $(cat "$work/floor.log")"
-  sleep 0.1
-done
+ops_workdir floor
+start_server "$work/floor.log" "$floor_bin" --db "$floor_db" --reset --log-level warn
 
 printf '<transactions id="1"><order sym="X" amount="1" limit="1"/></transactions>' >"$work/one.xml"
 one=$("$client_bin" send "$work/one.xml" --port "$port")
@@ -47,10 +33,8 @@ rows=$(psql "$floor_db" -qAt -c "SELECT count(*) FROM journal")
 [[ "$rows" == 3 ]] || fail "expected 3 journal rows, found $rows"
 log "3 requests answered after 3 journal rows committed"
 
-kill -TERM "$pid"
 status=0
-wait "$pid" || status=$?
-pid=""
+stop_server || status=$?
 [[ $status -eq 0 ]] || fail "SIGTERM exit status $status: $(cat "$work/floor.log")"
 log "SIGTERM: exit 0"
 

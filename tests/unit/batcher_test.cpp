@@ -3,7 +3,9 @@
 //   - requests that arrive while a batch is being written share the next write, in seq order;
 //   - a reply waits for its batch's write, and comes at once for a ticket already durable;
 //   - a failed write fails its batch and the one that filled behind it, and recover() runs;
-//   - a fenced write fails everything from then on, never writing again.
+//   - a fenced write fails everything from then on, never writing again;
+//   - a committed batch's effects are handed on, unmerged and through its last seq, before
+//     its replies.
 #include "store/batcher.hpp"
 
 #include <atomic>
@@ -34,7 +36,7 @@ struct GatedWrites {
   int entered = 0, released = 0;
   bool fail_next = false, fence_next = false;
 
-  void write(const store::Batch& batch) {
+  void write(const store::JournalBatch& batch) {
     std::unique_lock<std::mutex> lock(mutex);
     const int me = ++entered;
     changed.notify_all();
@@ -45,7 +47,7 @@ struct GatedWrites {
       throw std::runtime_error("the write failed");
     }
     std::vector<std::int64_t> seqs;
-    for (const auto& e : batch.journal) seqs.push_back(e.seq);
+    for (const auto& e : batch.entries) seqs.push_back(e.seq);
     written.push_back(seqs);
   }
   void wait_entered(int n) {
@@ -60,14 +62,14 @@ struct GatedWrites {
 };
 
 // The outcome a ticket's callback got, waited for.
-std::future<store::Outcome> outcome_of(store::Batcher& b, store::Ticket t) {
-  auto promise = std::make_shared<std::promise<store::Outcome>>();
+std::future<store::CommitResult> outcome_of(store::Batcher& b, store::Ticket t) {
+  auto promise = std::make_shared<std::promise<store::CommitResult>>();
   auto future = promise->get_future();
-  b.when_durable(t, [promise](store::Outcome o) { promise->set_value(o); });
+  b.when_durable(t, [promise](store::CommitResult o) { promise->set_value(o); });
   return future;
 }
 
-bool ready(std::future<store::Outcome>& f) {
+bool ready(std::future<store::CommitResult>& f) {
   return f.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready;
 }
 
@@ -76,8 +78,8 @@ bool ready(std::future<store::Outcome>& f) {
 TEST_CASE("Requests that arrive during a write share the next one, in seq order",
           "[unit][batcher]") {
   GatedWrites writes;
-  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
-                         [](store::Batcher&, store::Ticket, store::Outcome) {});
+  store::Batcher batcher([&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
+                         [](store::Batcher&, store::Ticket, store::CommitResult) {});
   batcher.start();
   const auto first = batcher.submit(entry("a"), {});
   writes.wait_entered(1);  // batch 1 (a) is being written
@@ -89,11 +91,11 @@ TEST_CASE("Requests that arrive during a write share the next one, in seq order"
   auto c = outcome_of(batcher, third.ticket);
   CHECK_FALSE(ready(a));  // not durable before its write returns
   writes.release();
-  CHECK(a.get() == store::Outcome::Committed);
+  CHECK(a.get() == store::CommitResult::Committed);
   writes.wait_entered(2);
   CHECK_FALSE(ready(c));
   writes.release();
-  CHECK(c.get() == store::Outcome::Committed);
+  CHECK(c.get() == store::CommitResult::Committed);
   CHECK(writes.written ==
         std::vector<std::vector<std::int64_t>>{{first.seq}, {second.seq, third.seq}});
   CHECK(third.seq == second.seq + 1);
@@ -108,9 +110,9 @@ TEST_CASE("A failed write fails its batch and the one behind it, and recover run
           "[unit][batcher]") {
   GatedWrites writes;
   std::atomic<int> recovered{0};
-  store::Outcome recovered_with = store::Outcome::Committed;
-  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
-                         [&](store::Batcher& b, store::Ticket failed, store::Outcome outcome) {
+  store::CommitResult recovered_with = store::CommitResult::Committed;
+  store::Batcher batcher([&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
+                         [&](store::Batcher& b, store::Ticket failed, store::CommitResult outcome) {
                            // Counted before the replies: the test reads it once they arrive.
                            recovered_with = outcome;
                            ++recovered;
@@ -124,24 +126,24 @@ TEST_CASE("A failed write fails its batch and the one behind it, and recover run
   const auto behind = batcher.submit(entry("b"), {});  // saw a's state
   auto b = outcome_of(batcher, behind.ticket);
   writes.release();
-  CHECK(a.get() == store::Outcome::NotApplied);
-  CHECK(b.get() == store::Outcome::NotApplied);
+  CHECK(a.get() == store::CommitResult::NotApplied);
+  CHECK(b.get() == store::CommitResult::NotApplied);
   CHECK(recovered == 1);
-  CHECK(recovered_with == store::Outcome::NotApplied);
+  CHECK(recovered_with == store::CommitResult::NotApplied);
   CHECK(writes.written.empty());
   // The next request commits normally.
   const auto next = batcher.submit(entry("c"), {});
   auto c = outcome_of(batcher, next.ticket);
   writes.wait_entered(2);
   writes.release();
-  CHECK(c.get() == store::Outcome::Committed);
+  CHECK(c.get() == store::CommitResult::Committed);
   batcher.stop();
 }
 
 TEST_CASE("After a fenced write nothing is written again", "[unit][batcher]") {
   GatedWrites writes;
-  store::Batcher batcher([&](const store::Batch& b, store::Ticket) { writes.write(b); },
-                         [&](store::Batcher& b, store::Ticket failed, store::Outcome outcome) {
+  store::Batcher batcher([&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
+                         [&](store::Batcher& b, store::Ticket failed, store::CommitResult outcome) {
                            for (auto& reply : b.fail_open_batch(failed, outcome)) reply();
                          });
   batcher.start();
@@ -149,11 +151,59 @@ TEST_CASE("After a fenced write nothing is written again", "[unit][batcher]") {
   auto a = outcome_of(batcher, batcher.submit(entry("a"), {}).ticket);
   writes.wait_entered(1);
   writes.release();
-  CHECK(a.get() == store::Outcome::Fenced);
+  CHECK(a.get() == store::CommitResult::Fenced);
   CHECK_THAT(batcher.fenced_why(), Catch::Contains("another server"));
   auto later = outcome_of(batcher, batcher.submit(entry("b"), {}).ticket);
-  CHECK(later.get() == store::Outcome::Fenced);
+  CHECK(later.get() == store::CommitResult::Fenced);
   std::lock_guard<std::mutex> lock(writes.mutex);
   CHECK(writes.entered == 1);  // the later batch never reached the write function
+  batcher.stop();
+}
+
+TEST_CASE("A committed batch hands its effects on through its last seq, before its replies",
+          "[unit][batcher]") {
+  GatedWrites writes;
+  struct Handed {
+    std::size_t requests, rows;
+    std::int64_t through_seq;
+    bool replied;  // whether the batch's reply had come when its effects were handed on
+  };
+  std::vector<Handed> handed;  // the writer thread's until the replies arrive
+  std::atomic<bool> replied{false};
+  store::Batcher batcher(
+      [&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
+      [](store::Batcher&, store::Ticket, store::CommitResult) {},
+      [&](store::DeferredEffects&& effects, std::int64_t through_seq) {
+        const std::size_t rows = effects.rows();
+        handed.push_back({effects.take().size(), rows, through_seq, replied.load()});
+      });
+  batcher.start();
+  market::Effects one;
+  one.symbols = {"X"};
+  const auto first = batcher.submit(entry("a"), std::move(one));
+  writes.wait_entered(1);
+  market::Effects two;
+  two.symbols = {"Y"};
+  two.accounts = {{"1", {}, {}}, {"1", {}, {}}};  // rows as produced: both count
+  batcher.submit(entry("b"), std::move(two));
+  const auto third = batcher.submit(entry("c"), {});
+  auto promise = std::make_shared<std::promise<store::CommitResult>>();
+  auto last = promise->get_future();
+  batcher.when_durable(third.ticket, [&, promise](store::CommitResult o) {
+    replied = true;
+    promise->set_value(o);
+  });
+  writes.release();
+  writes.wait_entered(2);
+  writes.release();
+  CHECK(last.get() == store::CommitResult::Committed);
+  REQUIRE(handed.size() == 2);
+  CHECK(handed[0].requests == 1);
+  CHECK(handed[0].rows == 1);
+  CHECK(handed[0].through_seq == first.seq);
+  CHECK(handed[1].requests == 2);
+  CHECK(handed[1].rows == 3);
+  CHECK(handed[1].through_seq == third.seq);
+  CHECK_FALSE(handed[1].replied);
   batcher.stop();
 }

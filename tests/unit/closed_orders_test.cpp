@@ -25,15 +25,15 @@ struct Market {
   Engine engine;
   Market() {
     Effects fx;
-    REQUIRE(engine.create_account("1", dec("100000"), fx).empty());
-    REQUIRE(engine.create_account("2", dec("0"), fx).empty());
-    REQUIRE(engine.add_shares("X", "2", dec("1000"), fx).empty());
+    REQUIRE_FALSE(engine.create_account("1", dec("100000"), fx).has_value());
+    REQUIRE_FALSE(engine.create_account("2", dec("0"), fx).has_value());
+    REQUIRE_FALSE(engine.add_shares("X", "2", dec("1000"), fx).has_value());
   }
   // Places an order; its effects in `fx`.
   OrderId place(const std::string& account, const std::string& amount, const std::string& limit,
                 Effects& fx) {
     Engine::Placed p = engine.place_order(account, "X", dec(amount), dec(limit), kNow, fx);
-    REQUIRE(p.error.empty());
+    REQUIRE_FALSE(p.reject.has_value());
     return p.id;
   }
   // A resting sell filled at once by a buy: the effects close both.
@@ -59,7 +59,7 @@ TEST_CASE("note() queues the orders the effects closed, not the open ones", "[un
 
   Effects cancel_fx;
   market::OrderStatus status;
-  REQUIRE(m.engine.cancel("2", resting, kNow, cancel_fx, status).empty());
+  REQUIRE_FALSE(m.engine.cancel("2", resting, kNow, cancel_fx, status).has_value());
   closed.note(cancel_fx, 3);
   CHECK(closed.size() == 1);
 

@@ -1,10 +1,14 @@
 // market::Engine: reservations, matching, refunds, cancels, ownership, Effects, conservation.
+// The engine checks the rules that depend on its state; the value rules (signs of amounts and
+// prices) are the parser's and only its preconditions here (protocol_test covers them).
 #include "market/engine.hpp"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +17,7 @@
 
 #include "app/closed_orders.hpp"
 #include "support/decimal.hpp"
+#include "support/reject.hpp"
 
 using market::Decimal;
 using market::Effects;
@@ -20,7 +25,10 @@ using market::Engine;
 using market::Order;
 using market::OrderId;
 using market::OrderStatus;
+using market::Reason;
+using market::Reject;
 using testing_support::dec;
+using testing_support::reason_of;
 
 namespace {
 
@@ -30,35 +38,29 @@ struct Exchange {
   std::int64_t now = 1519348326;
 
   void account(const std::string& id, const std::string& balance) {
-    std::string why = engine.create_account(id, dec(balance), fx);
-    INFO(why);
-    REQUIRE(why.empty());
+    REQUIRE(engine.create_account(id, dec(balance), fx) == std::nullopt);
   }
   void shares(const std::string& sym, const std::string& id, const std::string& amount) {
-    std::string why = engine.add_shares(sym, id, dec(amount), fx);
-    INFO(why);
-    REQUIRE(why.empty());
+    REQUIRE(engine.add_shares(sym, id, dec(amount), fx) == std::nullopt);
   }
   OrderId order(const std::string& id, const std::string& sym, const std::string& amount,
                 const std::string& limit) {
     Engine::Placed p = engine.place_order(id, sym, dec(amount), dec(limit), now, fx);
-    INFO(p.error);
-    REQUIRE(p.error.empty());
+    REQUIRE(p.reject == std::nullopt);
     REQUIRE(p.id > 0);
     return p.id;
   }
-  // The error of an order that must be rejected.
-  std::string rejected(const std::string& id, const std::string& sym, const std::string& amount,
-                       const std::string& limit) {
+  // Why an order that must be rejected was.
+  Reject rejected(const std::string& id, const std::string& sym, const std::string& amount,
+                  const std::string& limit) {
     Engine::Placed p = engine.place_order(id, sym, dec(amount), dec(limit), now, fx);
-    CHECK_FALSE(p.error.empty());
-    return p.error;
+    REQUIRE(p.reject.has_value());
+    CHECK(p.id == 0);
+    return *p.reject;
   }
   OrderStatus cancel(const std::string& id, OrderId order) {
     OrderStatus s;
-    std::string why = engine.cancel(id, order, now, fx, s);
-    INFO(why);
-    REQUIRE(why.empty());
+    REQUIRE(engine.cancel(id, order, now, fx, s) == std::nullopt);
     return s;
   }
   Decimal cash(const std::string& id) const {
@@ -189,16 +191,20 @@ TEST_CASE("a buy may reserve exactly the available cash, not a cent more", "[eng
   x.account("3", "0");
   x.shares("X", "3", "1");
 
-  std::string why = x.rejected("2", "X", "1", "1000.01");
-  CHECK(why.find("Insufficient funds") != std::string::npos);
+  Reject why = x.rejected("2", "X", "1", "1000.01");
+  CHECK(why.reason == Reason::InsufficientFunds);
+  CHECK(why.needed == dec("1000.01"));
+  CHECK(why.held == dec("1000"));
   CHECK(x.cash("2") == dec("1000"));
-  CHECK(x.rejected("2", "X", "100.000001", "10").find("Insufficient") != std::string::npos);
+  why = x.rejected("2", "X", "100.000001", "10");
+  CHECK(why.reason == Reason::InsufficientFunds);
+  CHECK(why.needed == dec("1000.00001"));
   CHECK(x.cash("2") == dec("1000"));
 
   x.order("1", "X", "10", "100");
   CHECK(x.cash("1").is_zero());
   // Now nothing is left, even a tiny buy fails.
-  x.rejected("1", "X", "0.000001", "0.000001");
+  CHECK(x.rejected("1", "X", "0.000001", "0.000001").reason == Reason::InsufficientFunds);
   CHECK(x.cash("1").is_zero());
 
   x.order("2", "X", "1", "1000");
@@ -213,15 +219,19 @@ TEST_CASE("a sell may reserve exactly the held shares, not more", "[engine][rese
   x.shares("X", "2", "100");
   x.shares("Y", "2", "5");
 
-  std::string why = x.rejected("2", "X", "-100.01", "1");
-  CHECK(why.find("Insufficient shares") != std::string::npos);
+  Reject why = x.rejected("2", "X", "-100.01", "1");
+  CHECK(why.reason == Reason::InsufficientShares);
+  CHECK(why.needed == dec("100.01"));
+  CHECK(why.held == dec("100"));
   CHECK(x.position("2", "X") == dec("100"));
   x.order("2", "X", "-100", "1");
   CHECK(x.position("2", "X").is_zero());
-  x.rejected("2", "X", "-0.000001", "1");
+  CHECK(x.rejected("2", "X", "-0.000001", "1").reason == Reason::InsufficientShares);
 
   // Shares of another symbol do not count, and neither does a position never held.
-  x.rejected("1", "Y", "-1", "1");
+  why = x.rejected("1", "Y", "-1", "1");
+  CHECK(why.reason == Reason::InsufficientShares);
+  CHECK(why.held.is_zero());
   x.order("1", "X", "-99.5", "3");
   CHECK(x.position("1", "X") == dec("0.5"));
 }
@@ -232,13 +242,10 @@ TEST_CASE("rejected orders change nothing", "[engine][reserve]") {
   x.shares("X", "1", "5");
   x.fx = Effects();
   OrderId next = x.engine.next_order_id();
-  x.rejected("1", "X", "1", "50.000001");
-  x.rejected("1", "X", "-6", "1");
-  x.rejected("1", "NOPE", "1", "1");
-  x.rejected("9", "X", "1", "1");
-  x.rejected("1", "X", "0", "1");
-  x.rejected("1", "X", "1", "0");
-  x.rejected("1", "X", "1", "-1");
+  CHECK(x.rejected("1", "X", "1", "50.000001").reason == Reason::InsufficientFunds);
+  CHECK(x.rejected("1", "X", "-6", "1").reason == Reason::InsufficientShares);
+  CHECK(x.rejected("1", "NOPE", "1", "1").reason == Reason::UnknownSymbol);
+  CHECK(x.rejected("9", "X", "1", "1").reason == Reason::UnknownAccount);
   CHECK(x.fx.empty());
   CHECK(x.engine.next_order_id() == next);
   CHECK(x.engine.order_count() == 0);
@@ -249,27 +256,50 @@ TEST_CASE("rejected orders change nothing", "[engine][reserve]") {
 TEST_CASE("unknown symbol and unknown account", "[engine][errors]") {
   Exchange x;
   x.account("1", "100");
-  CHECK(x.rejected("1", "X", "1", "1") == "Unknown symbol");
+  CHECK(x.rejected("1", "X", "1", "1").reason == Reason::UnknownSymbol);
   x.shares("X", "1", "1");
-  CHECK(x.rejected("2", "X", "1", "1") == "Unknown account");
+  CHECK(x.rejected("2", "X", "1", "1").reason == Reason::UnknownAccount);
   // Account ids are digit strings: "01" is not "1".
-  CHECK(x.rejected("01", "X", "1", "1") == "Unknown account");
+  CHECK(x.rejected("01", "X", "1", "1").reason == Reason::UnknownAccount);
   // Symbols are case sensitive.
-  CHECK(x.rejected("1", "x", "1", "1") == "Unknown symbol");
+  CHECK(x.rejected("1", "x", "1", "1").reason == Reason::UnknownSymbol);
 
   Effects fx;
-  CHECK(x.engine.add_shares("Y", "2", dec("1"), fx) == "Unknown account");
+  CHECK(reason_of(x.engine.add_shares("Y", "2", dec("1"), fx)) == Reason::UnknownAccount);
   CHECK_FALSE(x.engine.has_symbol("Y"));  // a failed add does not create the symbol
   CHECK(fx.empty());
-  CHECK(x.engine.add_shares("X", "1", dec("0"), fx) != "");
-  CHECK(x.engine.add_shares("X", "1", dec("-1"), fx) != "");
-  CHECK(fx.empty());
-  CHECK(x.engine.create_account("1", dec("5"), fx) == "Account already exists");
+  CHECK(reason_of(x.engine.create_account("1", dec("5"), fx)) == Reason::AccountExists);
   CHECK(x.cash("1") == dec("100"));  // the duplicate did not reset the balance
-  CHECK(x.engine.create_account("3", dec("-1"), fx) != "");
-  CHECK_FALSE(x.engine.has_account("3"));
   CHECK(fx.empty());
   CHECK(x.engine.account("404") == nullptr);
+}
+
+// The value rules are checked once, by the parser (protocol_test): the engine states them as
+// preconditions, and a caller that breaks one has a bug, which it hears about as an exception
+// (app::DurableEngine answers "Internal error") before anything changed.
+TEST_CASE("values the parser refuses are preconditions, not engine errors", "[engine][errors]") {
+  Exchange x;
+  x.account("1", "100");
+  x.shares("X", "1", "5");
+  x.fx = Effects();
+  const OrderId next = x.engine.next_order_id();
+  CHECK_THROWS_AS(x.engine.place_order("1", "X", dec("0"), dec("1"), x.now, x.fx),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(x.engine.place_order("1", "X", dec("1"), dec("0"), x.now, x.fx),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(x.engine.place_order("1", "X", dec("-1"), dec("-1"), x.now, x.fx),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(x.engine.add_shares("X", "1", dec("0"), x.fx), std::invalid_argument);
+  CHECK_THROWS_AS(x.engine.add_shares("Y", "1", dec("-1"), x.fx), std::invalid_argument);
+  CHECK_THROWS_AS(x.engine.create_account("3", dec("-1"), x.fx), std::invalid_argument);
+  CHECK(x.fx.empty());
+  CHECK(x.engine.next_order_id() == next);
+  CHECK_FALSE(x.engine.has_account("3"));
+  CHECK_FALSE(x.engine.has_symbol("Y"));
+  CHECK(x.cash("1") == dec("100"));
+  CHECK(x.position("1", "X") == dec("5"));
+  // A zero balance is a value like any other.
+  x.account("4", "0");
 }
 
 TEST_CASE("create_account and add_shares", "[engine][create]") {
@@ -441,12 +471,12 @@ TEST_CASE("cancel refunds the open remainder", "[engine][cancel]") {
     x.order("B", "X", "5", "10");
     OrderStatus s;
     x.fx = Effects();
-    CHECK_FALSE(x.engine.cancel("S", sell, x.now, x.fx, s).empty());
+    CHECK(reason_of(x.engine.cancel("S", sell, x.now, x.fx, s)) == Reason::NothingToCancel);
     OrderId buy = x.order("B", "X", "1", "1");
     x.cancel("B", buy);
     Decimal cash = x.cash("B");
     x.fx = Effects();
-    CHECK_FALSE(x.engine.cancel("B", buy, x.now, x.fx, s).empty());
+    CHECK(reason_of(x.engine.cancel("B", buy, x.now, x.fx, s)) == Reason::NothingToCancel);
     CHECK(x.cash("B") == cash);  // no second refund
     CHECK(x.fx.empty());
   }
@@ -468,9 +498,9 @@ TEST_CASE("only the owner can query or cancel an order", "[engine][ownership]") 
   CHECK(x.engine.find_own_order("1", -1) == nullptr);
 
   OrderStatus s;
-  std::string foreign = x.engine.cancel("2", buy, x.now, x.fx, s);
-  std::string missing = x.engine.cancel("2", buy + 1000, x.now, x.fx, s);
-  CHECK_FALSE(foreign.empty());
+  auto foreign = reason_of(x.engine.cancel("2", buy, x.now, x.fx, s));
+  auto missing = reason_of(x.engine.cancel("2", buy + 1000, x.now, x.fx, s));
+  CHECK(foreign == Reason::NoSuchOrder);
   // The error does not reveal whether the order exists.
   CHECK(foreign == missing);
   CHECK(x.own("1", buy).is_open());
@@ -681,9 +711,9 @@ TEST_CASE("conservation holds over a few hundred random orders and cancels",
       REQUIRE(o != nullptr);
       bool expect_ok = actor == owner && o->is_open();
       OrderStatus s;
-      std::string why = x.engine.cancel(actor, id, x.now, x.fx, s);
-      CHECK(why.empty() == expect_ok);
-      if (why.empty())
+      std::optional<Reject> why = x.engine.cancel(actor, id, x.now, x.fx, s);
+      CHECK(why.has_value() != expect_ok);
+      if (!why)
         ++canceled;
       else
         CHECK(x.fx.empty());
@@ -693,7 +723,7 @@ TEST_CASE("conservation holds over a few hundred random orders and cancels",
       if (uniform(0, 1)) amount = -amount;
       Decimal limit = random_decimal(95, 105, 99);
       Engine::Placed p = x.engine.place_order(who, sym, amount, limit, x.now, x.fx);
-      if (p.error.empty()) {
+      if (!p.reject) {
         ++accepted;
         placed.emplace_back(who, p.id);
         executions += static_cast<int>(x.fx.executions.size());
@@ -751,7 +781,7 @@ TEST_CASE("conservation holds over a few hundred random orders and cancels",
         Decimal limit = dec(amount.is_positive() ? "106" : "94");
         auto pa = x.engine.place_order(a, s, amount, limit, x.now, fa);
         auto pb = copy.place_order(a, s, amount, limit, x.now, fb);
-        CHECK(pa.error == pb.error);
+        CHECK(reason_of(pa.reject) == reason_of(pb.reject));
         CHECK(pa.id == pb.id);
         REQUIRE(fa.executions.size() == fb.executions.size());
         for (std::size_t i = 0; i < fa.executions.size(); ++i) {
@@ -841,7 +871,7 @@ TEST_CASE("closed orders can be forgotten once durable", "[engine][archive]") {
 
   // Forgotten orders cannot be canceled, and trading goes on with fresh ids.
   OrderStatus s;
-  CHECK_FALSE(x.engine.cancel("B", rest, x.now, x.fx, s).empty());
+  CHECK(x.engine.cancel("B", rest, x.now, x.fx, s).has_value());
   OrderId next = x.order("S", "X", "-1", "5");
   CHECK(next == sweep + 1);
   CHECK(x.cash("B") == dec("950"));  // 1000 - 10*5
@@ -870,7 +900,7 @@ TEST_CASE("loading only open orders: fills of closed counterparts are skipped", 
   // The loaded sell rests on the book; the next buy takes it with a fresh id.
   Effects fx;
   Engine::Placed p = e.place_order("1", "X", dec("3"), dec("31"), 200, fx);
-  CHECK(p.error.empty());
+  CHECK_FALSE(p.reject.has_value());
   CHECK(p.id == 12);
   REQUIRE(fx.executions.size() == 1);
   CHECK(fx.executions[0].id == 8);

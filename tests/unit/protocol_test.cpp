@@ -14,11 +14,15 @@
 #include "app/apply.hpp"
 #include "market/engine.hpp"
 #include "protocol/parse.hpp"
+#include "protocol/reject_text.hpp"
 #include "protocol/render.hpp"
 #include "protocol/utf8.hpp"
+#include "support/reject.hpp"
 
 using market::Decimal;
+using market::Reason;
 using protocol::Attributes;
+using testing_support::reason_of;
 
 namespace {
 
@@ -707,7 +711,9 @@ TEST_CASE("render: shapes of every reply element", "[protocol][render]") {
   ResultItem error;
   error.kind = ResultItem::Kind::Error;
   error.attrs = {{"id", "<\"&'>"}};
-  error.message = "bad <thing> & \"more\"\n";
+  error.reject = market::Reject(Reason::NotANumber);
+  error.reject->name = "amount";
+  error.reject->value = "bad <thing> & \"more\"\n";
   result.items.push_back(error);
 
   ResultItem status;
@@ -737,7 +743,8 @@ TEST_CASE("render: shapes of every reply element", "[protocol][render]") {
   CHECK(attrs_of(r.at(1)) == opened.attrs);
   CHECK(std::string(r.at(2).name()) == "error");
   CHECK(attrs_of(r.at(2)) == error.attrs);
-  CHECK(std::string(r.at(2).child_value()) == error.message);
+  CHECK(std::string(r.at(2).child_value()) ==
+        "Invalid amount: not a decimal number: 'bad <thing> & \"more\"\n'");
 
   auto st = elements(r.at(3));
   REQUIRE(st.size() == 3);
@@ -754,8 +761,14 @@ TEST_CASE("render: shapes of every reply element", "[protocol][render]") {
   CHECK(std::string(cc[0].name()) == "canceled");
   CHECK(attrs_of(cc[0]) == Attributes{{"shares", "2.5"}, {"time", "300"}});
 
-  Reply failure = check_reply(protocol::render(Result::failure("no <good> & \"bad\"")));
-  CHECK(failure.request_error() == "no <good> & \"bad\"");
+  market::Reject unknown(Reason::UnknownRoot);
+  unknown.name = "a&b";
+  Reply failure = check_reply(protocol::render(Result::failure(unknown)));
+  CHECK(failure.request_error() ==
+        "Unknown root element <a&b>: expected <create> or <transactions>");
+  // A request-level text that is not a reject's (serving/reply_errors.hpp, net's framing).
+  Reply text = check_reply(protocol::render_error("no <good> & \"bad\""));
+  CHECK(text.request_error() == "no <good> & \"bad\"");
   Reply nothing = check_reply(protocol::render(Result()));
   CHECK(nothing.items.empty());
 }
@@ -768,13 +781,13 @@ TEST_CASE("parse: Command structure", "[protocol][parse]") {
       kDefaultLimits);
   REQUIRE(c.kind == Command::Kind::Transactions);
   CHECK(c.account == "0042");
-  CHECK(c.account_invalid.empty());
+  CHECK_FALSE(c.account_invalid.has_value());
   REQUIRE(c.transactions.size() == 3);
   CHECK(c.transactions[0].kind == TransactionItem::Kind::Order);
   CHECK(c.transactions[0].symbol == "X");
   CHECK(c.transactions[0].amount.to_string() == "-1.5");
   CHECK(c.transactions[0].limit.to_string() == "3");
-  CHECK(c.transactions[0].invalid.empty());
+  CHECK_FALSE(c.transactions[0].invalid.has_value());
   CHECK(c.transactions[1].kind == TransactionItem::Kind::Query);
   CHECK(c.transactions[1].order_id == 7);
   CHECK(c.transactions[2].kind == TransactionItem::Kind::Cancel);
@@ -789,7 +802,7 @@ TEST_CASE("parse: Command structure", "[protocol][parse]") {
       protocol::parse(transactions("1", "<query id=\"123456789012345678901\"/>"), kDefaultLimits);
   REQUIRE(big.transactions.size() == 1);
   CHECK_FALSE(big.transactions[0].order_id_exists);
-  CHECK(big.transactions[0].invalid.empty());
+  CHECK_FALSE(big.transactions[0].invalid.has_value());
   Command max =
       protocol::parse(transactions("1", "<query id=\"000999999999999999999\"/>"), kDefaultLimits);
   REQUIRE(max.transactions.size() == 1);
@@ -803,7 +816,93 @@ TEST_CASE("parse: Command structure", "[protocol][parse]") {
   Command bad = protocol::parse("<nope/>", kDefaultLimits);
   CHECK(bad.kind == Command::Kind::Invalid);
   CHECK(bad.is_read_only());
-  CHECK_FALSE(bad.error.empty());
+  CHECK(reason_of(bad.error) == Reason::UnknownRoot);
+}
+
+// Each value rule is checked once, here in the parser (the engine takes what passed as its
+// preconditions, engine_test): every child carries the reason of the first rule it breaks.
+TEST_CASE("parse: value rules, each child with its reason", "[protocol][parse]") {
+  using protocol::Command;
+  auto create_reason = [](const std::string& child) {
+    Command c = protocol::parse("<create>" + child + "</create>", kDefaultLimits);
+    REQUIRE(c.kind == Command::Kind::Create);
+    REQUIRE(c.creates.size() == 1);
+    return reason_of(c.creates[0].invalid);
+  };
+  CHECK(create_reason("<account id=\"1\" balance=\"0\"/>") == std::nullopt);
+  CHECK(create_reason("<account id=\"1\" balance=\"-0.000001\"/>") == Reason::NegativeBalance);
+  CHECK(create_reason("<account id=\"a\" balance=\"1\"/>") == Reason::InvalidAccountId);
+  CHECK(create_reason("<account balance=\"1\"/>") == Reason::MissingAttribute);
+  CHECK(create_reason("<account id=\"1\" balance=\"\"/>") == Reason::EmptyNumber);
+  CHECK(create_reason("<account id=\"1\" balance=\"1e3\"/>") == Reason::NotANumber);
+  CHECK(create_reason("<account id=\"1\" balance=\"1000000000000\"/>") == Reason::NumberTooLarge);
+  CHECK(create_reason("<account id=\"1\" balance=\"0.0000001\"/>") == Reason::NumberTooPrecise);
+  CHECK(create_reason("<symbol sym=\"X\"><account id=\"1\">0</account></symbol>") ==
+        Reason::NonPositiveShares);
+  CHECK(create_reason("<symbol sym=\"X\"><account id=\"1\">-1</account></symbol>") ==
+        Reason::NonPositiveShares);
+  CHECK(create_reason("<symbol sym=\"X-\"><account id=\"1\">1</account></symbol>") ==
+        Reason::InvalidSymbol);
+  CHECK(create_reason("<symbol sym=\"X\"/>") == Reason::SymbolWithoutAccounts);
+  CHECK(create_reason("<symbol sym=\"X\"><acct id=\"1\">1</acct></symbol>") ==
+        Reason::UnknownElement);
+  CHECK(create_reason("<symbol sym=\"X\"><account id=\"1\"><b/>1</account></symbol>") ==
+        Reason::ElementInsideText);
+  CHECK(create_reason("<bogus/>") == Reason::UnknownElement);
+
+  auto transaction_reason = [](const std::string& child) {
+    Command c = protocol::parse(transactions("1", child), kDefaultLimits);
+    REQUIRE(c.kind == Command::Kind::Transactions);
+    REQUIRE(c.transactions.size() == 1);
+    return reason_of(c.transactions[0].invalid);
+  };
+  CHECK(transaction_reason(order("X", "-1", "0.000001")) == std::nullopt);
+  CHECK(transaction_reason(order("X", "0", "1")) == Reason::ZeroAmount);
+  CHECK(transaction_reason(order("X", "-0.000", "1")) == Reason::ZeroAmount);
+  CHECK(transaction_reason(order("X", "1", "0")) == Reason::NonPositiveLimit);
+  CHECK(transaction_reason(order("X", "1", "-5")) == Reason::NonPositiveLimit);
+  CHECK(transaction_reason(order("X", "1", "abc")) == Reason::NotANumber);
+  // The first rule broken wins: the symbol is checked before the numbers.
+  CHECK(transaction_reason(order("X Y", "0", "-1")) == Reason::InvalidSymbol);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\"/>") == Reason::MissingAttribute);
+  CHECK(transaction_reason("<query id=\"x\"/>") == Reason::InvalidOrderId);
+  CHECK(transaction_reason("<cancel/>") == Reason::MissingAttribute);
+  CHECK(transaction_reason("<bogus/>") == Reason::UnknownElement);
+
+  Command no_id = protocol::parse("<transactions><query id=\"1\"/></transactions>", kDefaultLimits);
+  REQUIRE(no_id.account_invalid.has_value());
+  CHECK(no_id.account_invalid->reason == Reason::MissingAttribute);
+  CHECK(no_id.account_invalid->parent == "transactions");
+  Command bad_id = protocol::parse(transactions("1a", "<query id=\"1\"/>"), kDefaultLimits);
+  CHECK(reason_of(bad_id.account_invalid) == Reason::InvalidAccountId);
+}
+
+// The rules that depend on state are the engine's (and admission's): apply carries their
+// reject to the reply unchanged.
+TEST_CASE("apply: state rules reach the reply as the engine's rejects", "[protocol][apply]") {
+  Session s;
+  setup(s);
+  protocol::Command cmd = protocol::parse(
+      transactions("1", order("X", "1000", "100.01") + order("X", "-1", "1") +
+                            order("Y", "1", "1") + "<query id=\"5\"/><cancel id=\"5\"/>"),
+      kDefaultLimits);
+  app::Admission admission = app::Admission::live(app::Limits{}, 0);
+  app::Applied applied = app::apply(cmd, s.engine, s.now, s.fx, admission);
+  const auto& items = applied.result.items;
+  REQUIRE(items.size() == 5);
+  REQUIRE(items[0].reject.has_value());
+  CHECK(items[0].reject->reason == Reason::InsufficientFunds);
+  CHECK(protocol::reject_text(*items[0].reject) ==
+        "Insufficient funds: order needs 100010, balance is 100000");
+  CHECK(reason_of(items[1].reject) == Reason::InsufficientShares);
+  CHECK(reason_of(items[2].reject) == Reason::UnknownSymbol);
+  CHECK(reason_of(items[3].reject) == Reason::NoSuchOrder);
+  CHECK(reason_of(items[4].reject) == Reason::NoSuchOrder);
+  app::Applied unknown =
+      app::apply(protocol::parse(transactions("9", "<query id=\"1\"/>"), kDefaultLimits), s.engine,
+                 s.now, s.fx, admission);
+  REQUIRE(unknown.result.items.size() == 1);
+  CHECK(reason_of(unknown.result.items[0].reject) == Reason::UnknownAccount);
 }
 
 TEST_CASE("name rules of PROTOCOL.md 1", "[protocol][parse]") {
@@ -1006,7 +1105,8 @@ TEST_CASE("parse limits refuse the whole request and name their flag", "[protoco
   auto error_of = [&](const std::string& xml) {
     protocol::Command cmd = protocol::parse(xml, limits);
     CHECK(cmd.kind == protocol::Command::Kind::Invalid);
-    return cmd.error;
+    REQUIRE(cmd.error.has_value());
+    return protocol::reject_text(*cmd.error);
   };
   const std::string id33(33, '1'), sym33(33, 'S');
   CHECK_THAT(error_of("<create><account id=\"" + id33 + "\" balance=\"1\"/></create>"),
@@ -1068,9 +1168,17 @@ TEST_CASE("admission: live refusals are listed, and a replay refuses exactly tho
   // The reply budget: at least kReplyAllowance, 64 times the request, at most max_reply_bytes.
   app::Admission small = app::Admission::live(app::Limits{}, 10);
   const std::size_t fit = (app::Limits::kReplyAllowance - app::Admission::status_bytes(0)) / 110;
-  CHECK(small.reply_status(0, fit).empty());
-  CHECK_THAT(small.reply_status(1, fit), Catch::Contains("--max-reply-ratio"));
+  CHECK_FALSE(small.reply_status(0, fit).has_value());
+  const auto over = small.reply_status(1, fit);
+  REQUIRE(over.has_value());
+  CHECK(over->reason == Reason::ReplyTooLarge);
+  CHECK(over->count == fit);
+  CHECK_THAT(protocol::reject_text(*over), Catch::Contains("--max-reply-ratio"));
   app::Admission big = app::Admission::live(app::Limits{}, 1 << 30);
-  CHECK(big.reply_status(0, 30000).empty());  // 3.3 MB < 4 MiB
-  CHECK_FALSE(big.reply_status(1, 30000).empty());
+  CHECK_FALSE(big.reply_status(0, 30000).has_value());  // 3.3 MB < 4 MiB
+  CHECK(reason_of(big.reply_status(1, 30000)) == Reason::ReplyTooLarge);
+  // A replay refuses what the live run refused, by that reason.
+  app::Admission replaying = app::Admission::replay("1");
+  CHECK_FALSE(replaying.reply_status(0, 1 << 20).has_value());
+  CHECK(reason_of(replaying.reply_status(1, 0)) == Reason::RefusedByLiveRun);
 }

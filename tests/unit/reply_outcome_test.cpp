@@ -20,10 +20,10 @@ bool starts_with(const std::string& text, const std::string& prefix) {
 }  // namespace
 
 TEST_CASE("store outcomes map once to the app's Outcome and to one error each", "[unit]") {
-  CHECK(app::outcome_of(store::Outcome::Committed) == app::Outcome::Durable);
-  CHECK(app::outcome_of(store::Outcome::NotApplied) == app::Outcome::NotApplied);
-  CHECK(app::outcome_of(store::Outcome::Unknown) == app::Outcome::Unknown);
-  CHECK(app::outcome_of(store::Outcome::Fenced) == app::Outcome::Fenced);
+  CHECK(app::outcome_of(store::CommitResult::Committed) == app::Outcome::Durable);
+  CHECK(app::outcome_of(store::CommitResult::NotApplied) == app::Outcome::NotApplied);
+  CHECK(app::outcome_of(store::CommitResult::Unknown) == app::Outcome::Unknown);
+  CHECK(app::outcome_of(store::CommitResult::Fenced) == app::Outcome::Fenced);
 
   CHECK_FALSE(app::error_of(app::Outcome::Durable));
   CHECK_FALSE(app::error_of(app::Outcome::Rejected));  // the refusing code names the reason
@@ -49,7 +49,7 @@ TEST_CASE("every error text starts with the class clients match on", "[unit]") {
   using E = serving::ReplyError;
   // Clients (and tests/support/random_traders.cpp) tell "nothing happened, retry" from an
   // item-level answer by these prefixes.
-  for (E e : {E::Unavailable, E::Fenced, E::Stopping})
+  for (E e : {E::Unavailable, E::Fenced, E::Standby, E::Stopping})
     CHECK(starts_with(serving::error_text(e), "Service unavailable: "));
   for (E e : {E::NotApplied, E::Unknown, E::InternalError, E::HandlerFailed})
     CHECK(starts_with(serving::error_text(e), "Internal error: "));

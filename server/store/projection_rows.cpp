@@ -1,0 +1,47 @@
+#include "store/projection_rows.hpp"
+
+#include <iterator>
+#include <utility>
+
+namespace store {
+
+void ProjectionRows::merge(market::Effects&& fx) {
+  rows += rows_of(fx);
+  merge_rows(std::move(fx));
+}
+
+void ProjectionRows::merge(DeferredEffects&& later) {
+  rows += later.rows();
+  for (auto& fx : later.take()) merge_rows(std::move(fx));
+}
+
+void ProjectionRows::merge_rows(market::Effects&& fx) {
+  for (auto& s : fx.symbols) symbols.insert(std::move(s));
+  for (auto& a : fx.accounts) accounts[a.id] = std::move(a);
+  for (auto& p : fx.positions) positions[{p.account, p.symbol}] = std::move(p);
+  for (auto& o : fx.orders) orders[o.id] = std::move(o);
+  executions.insert(executions.end(), std::make_move_iterator(fx.executions.begin()),
+                    std::make_move_iterator(fx.executions.end()));
+}
+
+void ProjectionRows::merge(ProjectionRows&& later) {
+  ProjectionRows theirs = std::exchange(later, ProjectionRows());
+  if (empty()) {
+    *this = std::move(theirs);  // the usual first merge of a write: nothing to supersede
+    return;
+  }
+  rows += theirs.rows;
+  symbols.merge(theirs.symbols);
+  for (auto& [id, row] : theirs.accounts) accounts[id] = std::move(row);
+  for (auto& [key, row] : theirs.positions) positions[key] = std::move(row);
+  for (auto& [id, row] : theirs.orders) orders[id] = std::move(row);
+  executions.insert(executions.end(), std::make_move_iterator(theirs.executions.begin()),
+                    std::make_move_iterator(theirs.executions.end()));
+}
+
+bool ProjectionRows::empty() const {
+  return symbols.empty() && accounts.empty() && positions.empty() && orders.empty() &&
+         executions.empty();
+}
+
+}  // namespace store
