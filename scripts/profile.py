@@ -63,7 +63,7 @@ CATEGORIES = {
         ("hand-over to the projector", r"^store::Projector::enqueue\("),
     ],
     "exch-projector": [
-        ("merge effects (Batch::merge/fold)", r"^store::Batch::(merge|fold)"),
+        ("merge effects (ProjectionRows::merge)", r"^store::(Batch|ProjectionRows)::(merge|fold)"),
         ("projection statement (Database::project)", r"^store::Database::project\("),
         ("journal trim", r"^store::Database::trim_journal\("),
     ],
