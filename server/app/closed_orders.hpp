@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include "market/engine.hpp"
@@ -22,8 +23,9 @@ class ClosedOrders {
   // and the replay (app/replay.cpp) both note through this.
   void note(const market::Effects& fx, std::int64_t seq);
   // Drops the oldest queued orders from `engine` while more than `keep` are queued and the
-  // projection holds them (`projected_through`).
-  void forget_projected(market::Engine& engine, std::int64_t projected_through);
+  // projection holds them (`projected_through`), at most `at_most` of them.
+  void forget_projected(market::Engine& engine, std::int64_t projected_through,
+                        std::size_t at_most = std::numeric_limits<std::size_t>::max());
   // The engine was emptied: nothing queued refers to it any more.
   void clear() { queue_.clear(); }
   std::size_t size() const { return queue_.size(); }

@@ -166,7 +166,10 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
             {0, now, first_order_id, std::string(payload), admission.refused()}, std::move(fx));
         ticket = entry.ticket;
         journaled = true;
-        closed_.forget_projected(engine_, projector_.projected_seq());
+        // A few at a time: a projection write makes thousands forgettable at once, and
+        // dropping them all under the engine lock stalled every client for milliseconds
+        // (the p99, docs/PERFORMANCE.md). Each request closes far fewer than this.
+        closed_.forget_projected(engine_, projector_.projected_seq(), kForgetPerRequest);
       }
     } catch (const std::exception& e) {
       // The engine may be half-changed: its open batch must not be written, and the engine

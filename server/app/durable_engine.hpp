@@ -82,6 +82,8 @@ struct Followed;
 
 class DurableEngine {
  public:
+  // Closed orders a mutating request drops from memory at most (ClosedOrders).
+  static constexpr std::size_t kForgetPerRequest = 64;
   // Whether the projection is past options.heavy_pause_projection_rows. Lock-free enough for
   // every request.
   bool projection_behind() const {
