@@ -15,6 +15,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "app/durable_engine.hpp"
 #include "support/admin_scrape.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -81,14 +82,17 @@ Book archived_book(unsigned short port, int buys) {
   return book;
 }
 
-// With --closed-orders-cached 0 the engine drops closed orders at the first write after the
-// projection holds them.
-void forget_closed(unsigned short port) {
+// With --closed-orders-cached 0 the engine drops closed orders once the projection holds
+// them, app::DurableEngine::kForgetPerRequest at each write: enough writes for all of `book`.
+void forget_closed(unsigned short port, const Book& book) {
   REQUIRE(wait_for_projection());
   // The projector publishes its position just after its commit, which the wait saw.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE(send_request(port, create("<account id=\"103\" balance=\"1\"/>")).find("<created") !=
-          std::string::npos);
+  const std::size_t closed = book.buys.size() + book.sells.size();
+  for (std::size_t i = 0; i <= closed / app::DurableEngine::kForgetPerRequest; ++i)
+    REQUIRE(
+        send_request(port, create("<account id=\"103" + std::to_string(i) + "\" balance=\"1\"/>"))
+            .find("<created") != std::string::npos);
 }
 
 std::string queries(const std::vector<std::string>& ids) {
@@ -190,7 +194,7 @@ TEST_CASE("archive: thousands of archived queries take one statement, off the ev
                         "--db-timeout-ms", "60000", "--admin-port", std::to_string(admin)});
   const int n = 3000;
   Book book = archived_book(server.port(), n);
-  forget_closed(server.port());
+  forget_closed(server.port(), book);
 
   // Every buy, both of S's orders (not B's), and an id never assigned.
   const std::string big =
@@ -235,7 +239,7 @@ TEST_CASE("archive: 50 clients at once use at most --archive-connections connect
                         std::to_string(admin)});
   const int n = 20, clients = 50;
   Book book = archived_book(server.port(), n);
-  forget_closed(server.port());
+  forget_closed(server.port(), book);
   const std::string request = transactions(kBuyer, queries(book.buys));
 
   OrdersLock lock;
@@ -278,7 +282,7 @@ TEST_CASE("archive: lookups beyond the waiting bound are answered 'Server busy'"
                         "--archive-connections", "1", "--db-timeout-ms", "60000", "--admin-port",
                         std::to_string(admin)});
   Book book = archived_book(server.port(), 6);
-  forget_closed(server.port());
+  forget_closed(server.port(), book);
   // One connection: one lookup runs, 64 wait, the rest are refused at once.
   const int waiting = 64, refused = 5;
   const std::string request = transactions(
@@ -333,7 +337,7 @@ TEST_CASE("archive: a broken archive connection is replaced", "[e2e][archive]") 
   ServerProcess server({"--concurrency", "pool", "--reset", "--closed-orders-cached", "0",
                         "--archive-connections", "1"});
   Book book = archived_book(server.port(), 7);
-  forget_closed(server.port());
+  forget_closed(server.port(), book);
   const std::string request = transactions(kBuyer, queries(book.buys));
   auto check_reply = [&] {
     ParsedReply r;
