@@ -35,8 +35,11 @@ struct StandbyOptions {
   std::string conninfo;
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   std::size_t closed_orders_cached = 100000;  // as the server's --closed-orders-cached
-  // How often it asks for new journal entries while it has caught up.
-  std::chrono::milliseconds poll_every{5};
+  // How long it waits, once it has read the journal to its end, before reading it again
+  // (--standby-poll-ms). Each read is one statement; at 20 ms a busy journal's reads carry
+  // four times the entries they did at 5 ms, for a quarter of the statements (and of the
+  // wake-ups on cores the active server may share), and the takeover reads what is left.
+  std::chrono::milliseconds poll_every{20};
 };
 
 // What a standby hands to the server it becomes (DurableEngine::adopt): the state a restart
