@@ -5,7 +5,8 @@ resting book of --orders orders that never cross.
     scripts/takeover_bench.py [--orders 1000000] [--takeovers 20] [--restarts 5]
                               [--pauses 3] [--lease-ms 5000] [--clients 4] [--load-seconds 2]
                               [--cost-rounds 5] [--cost-seconds 8] [--cost-clients 64]
-                              [--cost-only] [--json FILE] [--db URL] [--build-dir build]
+                              [--cost-only] [--standby-poll-ms MS[,MS...]] [--json FILE]
+                              [--db URL] [--build-dir build] [--server-bin B] [--client-bin B]
 
 1. The book: starts exchange-server once on a fresh database (--reset) to create 1,000 accounts
    with ample cash and shares of 10 symbols, stops it, and writes --orders open orders straight
@@ -30,11 +31,11 @@ now in charge (the client's view, to within the clients' 5 ms retry pause), and 
 own log of its takeover; then median and max of both kinds. At the end it checks, in SQL once
 the projection has caught up, that every acknowledged order is stored and that cash and
 shares are conserved (exit 1 if not).
-5. The standby's cost (--cost-rounds, 0 to skip; --cost-only runs this alone): on an emptied
-   database (--reset) one active server, and rounds of `exchange-client bench --persistent
-   --clients --cost-clients --duration --cost-seconds` (1 s warm-up) against it, alternating
-   alone and with a standby following it (started before the round, stopped after it), each
-   round starting once the projection has caught up. Prints every round (throughput, the
+5. The standby's cost (--cost-rounds, 0 to skip; --cost-only runs this alone): rounds of
+   `exchange-client bench --persistent --clients --cost-clients --duration --cost-seconds` (1 s
+   warm-up), alternating alone and with a standby following (started before the round,
+   stopped after it), each against an active server started on an emptied database (--reset)
+   with the bench's accounts and symbols, so no round inherits the last one's book. Prints every round (throughput, the
    active server's CPU per request, the standby's CPU per journal entry it replayed and its
    lag at the end), the medians of both kinds, their ratio, and the median of each with-round
    over the mean of the alone-rounds on either side of it (robust to the machine's drift).
@@ -322,15 +323,6 @@ def scrape(admin):
         return out
 
 
-def wait_projected(server, seconds=120):
-    deadline = time.monotonic() + seconds
-    while scrape(server.admin).get("exchange_projection_lag_entries", 0) > 0:
-        if time.monotonic() > deadline:
-            log(f"the projection did not catch up within {seconds} s; measuring anyway")
-            return
-        time.sleep(0.1)
-
-
 def bench(client, port, *extra):
     """exchange-client bench with the benchmarks' accounts and symbols; its JSON repetition."""
     command = [client, "bench", "--port", str(port), "--no-progress", "--accounts", "200",
@@ -349,16 +341,18 @@ def standby_cost(args, binary, client, db, servers):
     With several --standby-poll-ms values the with-rounds take them in turn, each after an
     alone-round."""
     active, standby = servers
-    active.start("--reset", "--lease-ms", str(args.lease_ms))
-    active.wait_accepting()
-    bench(client, active.port, "--setup-only")
     polls = args.standby_poll_ms or [None]
     schedule = [p for _ in range(args.cost_rounds) for q in polls for p in ("alone", q)]
     rounds = []
     try:
         for r, poll in enumerate(schedule):
             with_standby = poll != "alone"
-            wait_projected(active)
+            # Every round from an emptied database (TRUNCATE: nothing left for autovacuum):
+            # the book and the tables a round leaves would slow the next one down, and the
+            # alternation would turn that drift into a cost.
+            active.start("--reset", "--lease-ms", str(args.lease_ms))
+            active.wait_accepting()
+            bench(client, active.port, "--setup-only")
             if with_standby:
                 standby.start("--standby", "--lease-ms", str(args.lease_ms),
                               *(["--standby-poll-ms", str(poll)] if poll else []))
@@ -396,7 +390,6 @@ def standby_cost(args, binary, client, db, servers):
                             else pg_cpu / max(replayed, 1) * 1e6,
                             "standby_lag_entries": int(m.get("exchange_standby_lag_entries", 0)),
                             "standby_lag_ms": m.get("exchange_standby_lag_seconds", 0) * 1000})
-                standby.stop()
                 pg = ("" if pg_cpu is None else
                       f", its PostgreSQL session {pg_cpu:.2f} CPU s "
                       f"({row['standby_pg_cpu_us_per_entry']:.1f} µs per entry)")
@@ -404,6 +397,8 @@ def standby_cost(args, binary, client, db, servers):
                          f"({row['standby_cpu_share'] * 100:.0f}% of a core), {int(replayed):,} entries "
                          f"replayed, {row['standby_cpu_us_per_entry']:.1f} µs each{pg}, "
                          f"{row['standby_lag_entries']} entries behind at the end")
+            standby.stop()
+            active.stop()
             rounds.append(row)
             log(f"cost round {r + 1}/{len(schedule)} ({'with a standby' if with_standby else 'alone'}): "
                 f"{row['throughput']:,.0f} requests/s, p99 {row['p99_ms']:.1f} ms, active server "
@@ -468,6 +463,13 @@ def cost_summary(c):
             f"{f['max_standby_lag_entries']} entries ({f['max_standby_lag_ms']:.0f} ms) behind at a "
             f"round's end")
     return "\n".join(lines)
+
+
+def server_default(binary, flag):
+    """A flag's default as the server's --help prints it ("--flag arg (=20)"), or None."""
+    text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    m = re.search(rf"--{re.escape(flag)} arg \(=([^)]*)\)", text)
+    return int(m.group(1)) if m and m.group(1).isdigit() else None
 
 
 def machine():
@@ -563,13 +565,16 @@ def main():
     ap.add_argument("--json", help="write every figure to this file (for writeup/results/takeover.json)")
     ap.add_argument("--db", help="database URL (default: private PostgreSQL in .local/takeover-bench-pg)")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--server-bin", help="exchange-server to run (default: BUILD_DIR/bin/exchange-server)")
+    ap.add_argument("--client-bin", help="exchange-client for the cost rounds (default: BUILD_DIR/bin/exchange-client)")
     args = ap.parse_args()
-    binary = os.path.join(args.build_dir, "bin", "exchange-server")
-    client = os.path.join(args.build_dir, "bin", "exchange-client")
+    binary = args.server_bin or os.path.join(args.build_dir, "bin", "exchange-server")
+    client = args.client_bin or os.path.join(args.build_dir, "bin", "exchange-client")
     started = datetime.datetime.now().astimezone()
     result = {"date": started.strftime("%Y-%m-%d"), "started_at": started.isoformat(timespec="seconds"),
               "machine": machine(), "orders": args.orders, "clients": args.clients,
-              "lease_ms": args.lease_ms, "load_seconds": args.load_seconds}
+              "lease_ms": args.lease_ms, "load_seconds": args.load_seconds,
+              "standby_poll_ms": (args.standby_poll_ms or [server_default(binary, "standby-poll-ms")])[0]}
     db = args.db or subprocess.run(
         [os.path.join(ROOT, "scripts", "local-pg.sh"), "start", os.path.join(ROOT, ".local", "takeover-bench-pg"),
          str(free_port())], check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
