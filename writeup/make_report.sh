@@ -110,7 +110,7 @@ if [[ $plots_only -eq 0 ]]; then
   sweep_only=$only
   if [[ -n "$only" ]]; then
     [[ ",$only," == *,takeover,* ]] || takeover=0
-    sweep_only=$(tr ',' '\n' <<<"$only" | grep -vx takeover | paste -sd, -)
+    sweep_only=$(tr ',' '\n' <<<"$only" | { grep -vx takeover || true; } | paste -sd, -)
   fi
   if [[ -z "$only" || -n "$sweep_only" ]]; then
     say "sweep ($([[ $quick -eq 1 ]] && echo quick || echo full)) -> $RESULTS"
