@@ -1322,8 +1322,11 @@ class Report:
                    f"{c['max_standby_lag_entries']} entries behind: it keeps up. On one machine "
                    f"that CPU comes out of the cores the active server, PostgreSQL and the load "
                    f"share, so the cost in throughput is about the standby's share of the CPU "
-                   f"the whole system spends per request; on a machine of its own only its "
-                   f"reads (one statement per poll) reach the database's.")
+                   f"the whole system spends per request"
+                   + self.standby_prediction(c) + "; on a machine of its own only its reads "
+                   f"(one statement per poll) reach the database's"
+                   + (f", {pg:.1f} µs of PostgreSQL's CPU per entry" if pg is not None else "")
+                   + ".")
         if t:
             parts = [f"with {d.get('orders', 0):,} resting orders a standby took over "
                      f"{t['median']:,.0f} ms (median, max {t['max']:,.0f} ms, {t['n']} kills) after "
@@ -1337,6 +1340,24 @@ class Report:
                              f"on these shared cores")
             line = "; ".join(parts)
             self.key["standby"] = f"**A hot standby.** {line[0].upper()}{line[1:]} (section 4.1)."
+
+    def standby_prediction(self, c) -> str:
+        """The ratio the standby's CPU per entry predicts, from section 3.9's CPU per request
+        (server, PostgreSQL and client at the best cell of the main sweep)."""
+        b = getattr(self, "bneck", None) or an.bottleneck(self.rows)
+        if not b:
+            return ""
+        top = max(b, key=lambda x: x["throughput"].mean)
+        parts = [top[k].mean * 1000 for k in ("server_ms", "pg_ms", "client_ms") if top.get(k)]
+        if len(parts) < 3:
+            return ""
+        total = sum(parts)
+        standby = c["standby_cpu_us_per_entry_median"] + (c.get("standby_pg_cpu_us_per_entry_median") or 0)
+        return (f": by section 3.9 a request costs about {total:.0f} µs of CPU in all (server, "
+                f"PostgreSQL and client at {top['model']}'s best cell), so the standby's "
+                f"{standby:.1f} µs per entry predicts a ratio near {total / (total + standby):.2f}, "
+                f"and the rounds here, on cores that other work also loaded, measured "
+                f"{c['ratio_of_medians']:.2f}")
 
     def validity(self):
         self.w("## 5. Threats to validity")
@@ -1389,8 +1410,9 @@ class Report:
     # Key findings ---------------------------------------------------------------------------
     # The full study's running time, stated once (README, writeup/README.md and
     # make_report.sh say the same): the 2026-11-23 sweeps took 25 min for `scaling` (350 runs)
-    # and 14 min for the other experiments (260 runs), plus a minute of figures and report.
-    STUDY_TIME = "about 40 minutes on this 2-core machine"
+    # and 14 min for the other experiments (260 runs), plus a minute of figures and report;
+    # scripts/takeover_bench.py (section 4.1) about 4 minutes more (2026-11-25).
+    STUDY_TIME = "about 45 minutes on this 2-core machine"
 
     def key_findings(self) -> list[str]:
         order = ("throughput", "floor", "cores", "seed003", "poolsize", "seed001", "seed002",
