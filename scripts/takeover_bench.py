@@ -112,8 +112,9 @@ class Server:
         self.binary, self.db, self.port, self.admin, self.log_file = binary, db, port, admin, log_file
         self.proc = None
 
-    def start(self, *extra):
-        self.proc = subprocess.Popen([self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
+    def start(self, *extra, nice=0):
+        self.proc = subprocess.Popen(["nice", "-n", str(nice)] * bool(nice) + [
+                                      self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
                                       "--db", self.db, "--admin-port", str(self.admin), *extra],
                                      stdout=self.log_file, stderr=self.log_file)
         self.launched = time.monotonic()
@@ -355,7 +356,7 @@ def standby_cost(args, binary, client, db, servers):
             bench(client, active.port, "--setup-only")
             if with_standby:
                 standby.start("--standby", "--lease-ms", str(args.lease_ms),
-                              *(["--standby-poll-ms", str(poll)] if poll else []))
+                              *(["--standby-poll-ms", str(poll)] if poll else []), nice=args.standby_nice)
                 standby.wait_following()
                 sb0 = scrape(standby.admin)["exchange_journal_seq"]
                 sb_cpu0 = process_cpu_s(standby.proc.pid)
@@ -562,6 +563,8 @@ def main():
     ap.add_argument("--standby-poll-ms", type=lambda v: [int(x) for x in v.split(",")],
                     help="the standbys' --standby-poll-ms (default: the server's); in the cost "
                          "rounds a list, e.g. 5,20, compares them (the with-rounds take them in turn)")
+    ap.add_argument("--standby-nice", type=int, default=0,
+                    help="in the cost rounds, run the standby under nice -n N (it shares the cores)")
     ap.add_argument("--json", help="write every figure to this file (for writeup/results/takeover.json)")
     ap.add_argument("--db", help="database URL (default: private PostgreSQL in .local/takeover-bench-pg)")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))

@@ -65,7 +65,7 @@ struct Config {
   unsigned projector_delay_ms = 0;  // hidden test aid
   bool standby = false;
   unsigned lease_ms = 5000;
-  unsigned standby_poll_ms = 20;
+  unsigned standby_poll_ms = 200;
 };
 
 // Returns false (after printing) when the process should exit with `exit_code`.

@@ -36,10 +36,12 @@ struct StandbyOptions {
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   std::size_t closed_orders_cached = 100000;  // as the server's --closed-orders-cached
   // How long it waits, once it has read the journal to its end, before reading it again
-  // (--standby-poll-ms). Each read is one statement; at 20 ms a busy journal's reads carry
-  // four times the entries they did at 5 ms, for a quarter of the statements (and of the
-  // wake-ups on cores the active server may share), and the takeover reads what is left.
-  std::chrono::milliseconds poll_every{20};
+  // (--standby-poll-ms). Each read is one statement on the active server's database, and
+  // their rate, more than the entries they carry, is what a standby costs the active server
+  // (docs/PERFORMANCE.md: about 16 % of its peak throughput at 20 ms, about 7 % at 200 ms,
+  // on 2 shared cores); the takeover reads whatever is left, so the interval bounds only
+  // the lag and the tail a takeover replays (at 20,000 entries/s, 4,000: tens of ms).
+  std::chrono::milliseconds poll_every{200};
 };
 
 // What a standby hands to the server it becomes (DurableEngine::adopt): the state a restart
