@@ -564,8 +564,8 @@ def fig17(results, rows, out):
             ax.axhline(cost[key], color=c, ls="--", lw=1.2, label=f"median {label}: {cost[key]:,.0f}/s")
         ax.set_xlabel("round (grey: alone, blue: a standby following)")
         ax.set_ylabel("requests/s")
-        ax.set_title(f"the standby's cost ({cost['clients']} persistent clients): "
-                     f"ratio {cost['ratio_of_medians']:.2f}", fontsize=9)
+        ax.set_title(f"the standby's cost ({cost['clients']} persistent clients): with/alone "
+                     f"{cost['median_pair_ratio']:.2f} per pair (median)", fontsize=9)
         ax.legend(fontsize=7, loc="lower right")
         ax.grid(alpha=0.3, axis="y")
     return _save(fig, out, name)

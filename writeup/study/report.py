@@ -1297,7 +1297,17 @@ class Report:
                "plus a tenth of it.")
         c = d.get("cost")
         if c:
-            ok = c["ratio_of_medians"] >= self.GOAL_COST_RATIO
+            # The goal is judged on the pairs (each with-round over its alone neighbours), not
+            # on one ratio: met if every pair is at or above it, missed if none is, and
+            # otherwise not settled by this run (this machine's rounds vary by about ±10 %).
+            pairs = c.get("pair_ratios") or [c["ratio_of_medians"]]
+            if min(pairs) >= self.GOAL_COST_RATIO:
+                goal = f"every pair within the goal of {self.GOAL_COST_RATIO:.2f}"
+            elif max(pairs) < self.GOAL_COST_RATIO:
+                goal = f"every pair short of the goal of {self.GOAL_COST_RATIO:.2f}: not met"
+            else:
+                goal = (f"the pairs range from {min(pairs):.2f} to {max(pairs):.2f}, so this run "
+                        f"does not settle the goal of {self.GOAL_COST_RATIO:.2f}")
             pg = c.get("standby_pg_cpu_us_per_entry_median")
             poll = c.get("poll_ms") or d.get("standby_poll_ms")
             self.w(f"**What the standby costs the active server.** Same run, "
@@ -1307,10 +1317,9 @@ class Report:
                    f"{c['clients']}` for {c['seconds']:g} s on an emptied database"
                    + (f" (`--standby-poll-ms {poll}`)" if poll else "") + ": "
                    f"{c['alone_median']:,.0f} requests/s alone and {c['standby_median']:,.0f} "
-                   f"with the standby (medians), a ratio of {c['ratio_of_medians']:.2f} "
-                   f"({'within' if ok else 'short of'} the goal of "
-                   f"{self.GOAL_COST_RATIO:.2f}); each with-round against the alone-rounds on "
-                   f"either side of it gives {c['median_pair_ratio']:.2f} at the median (rounds "
+                   f"with the standby (medians), a ratio of {c['ratio_of_medians']:.2f}; each "
+                   f"with-round against the alone-rounds on either side of it gives "
+                   f"{c['median_pair_ratio']:.2f} at the median ({goal}; rounds "
                    f"ranged from {min(x['throughput'] for x in c['rounds']):,.0f} to "
                    f"{max(x['throughput'] for x in c['rounds']):,.0f} requests/s on this shared "
                    f"machine). The standby spent {c['standby_cpu_us_per_entry_median']:.1f} µs "
@@ -1335,9 +1344,11 @@ class Report:
             if pz:
                 parts.append(f"a paused leader was replaced within {pz['max'] / 1000:.1f} s")
             if c:
-                parts.append(f"a standby beside it left the active server "
-                             f"{c['ratio_of_medians']:.2f} of its persistent-load throughput "
-                             f"on these shared cores")
+                pairs = c.get("pair_ratios") or [c["ratio_of_medians"]]
+                parts.append(f"a standby on the same two cores left the active server "
+                             f"{c['median_pair_ratio']:.2f} of its persistent-load throughput "
+                             f"(median of {len(pairs)} pairs of rounds, "
+                             f"{min(pairs):.2f}-{max(pairs):.2f})")
             line = "; ".join(parts)
             self.key["standby"] = f"**A hot standby.** {line[0].upper()}{line[1:]} (section 4.1)."
 
