@@ -7,6 +7,10 @@
 #   EXCHANGE_ADMIN_PORT    if set: --admin-port (HTTP /metrics and /healthz; compose sets 9100)
 #   EXCHANGE_ADMIN_BIND    if set: --admin-bind (the server's default is 127.0.0.1; compose
 #                          sets 0.0.0.0 so Prometheus in another container can scrape it)
+#   EXCHANGE_STANDBY       1 (or true, yes): --standby, the hot standby of the server holding
+#                          the database (compose's exchange-standby service, and the exchange
+#                          service of a pair; unset or 0: an ordinary server); left out when
+#                          the arguments include --reset
 # Arguments (compose `command:`, or after the image name in docker run) are
 # appended, so any other server flag can be given there.
 set -euo pipefail
@@ -24,6 +28,18 @@ if [[ -n "${EXCHANGE_ADMIN_BIND:-}" ]]; then
   admin+=(--admin-bind "$EXCHANGE_ADMIN_BIND")
 fi
 
+# Not for a one-off `run ... --reset` (the two flags exclude each other): that run is the one
+# writer by itself.
+standby=()
+case "${EXCHANGE_STANDBY:-0}" in
+  1 | true | yes) [[ " $* " == *" --reset "* ]] || standby=(--standby) ;;
+  0 | false | no | "") ;;
+  *)
+    echo "exchange-entrypoint: EXCHANGE_STANDBY is '$EXCHANGE_STANDBY' (1 or 0)" >&2
+    exit 2
+    ;;
+esac
+
 # exec: the server becomes PID 1's process, so docker stop's SIGTERM reaches it
 # directly and it can shut down cleanly.
 # --bind 0.0.0.0 unless the arguments say otherwise: inside the container, so other containers
@@ -39,4 +55,5 @@ exec exchange-server \
   --threads "${EXCHANGE_THREADS:-4}" \
   --schema "${EXCHANGE_SCHEMA:-/opt/exchange/schema.sql}" \
   "${admin[@]}" \
+  "${standby[@]}" \
   "$@"

@@ -4,7 +4,9 @@ resting book of --orders orders that never cross.
 
     scripts/takeover_bench.py [--orders 1000000] [--takeovers 20] [--restarts 5]
                               [--pauses 3] [--lease-ms 5000] [--clients 4] [--load-seconds 2]
-                              [--db URL] [--build-dir build]
+                              [--cost-rounds 5] [--cost-seconds 8] [--cost-clients 64]
+                              [--cost-only] [--standby-poll-ms MS[,MS...]] [--json FILE]
+                              [--db URL] [--build-dir build] [--server-bin B] [--client-bin B]
 
 1. The book: starts exchange-server once on a fresh database (--reset) to create 1,000 accounts
    with ample cash and shares of 10 symbols, stops it, and writes --orders open orders straight
@@ -29,12 +31,26 @@ now in charge (the client's view, to within the clients' 5 ms retry pause), and 
 own log of its takeover; then median and max of both kinds. At the end it checks, in SQL once
 the projection has caught up, that every acknowledged order is stored and that cash and
 shares are conserved (exit 1 if not).
+5. The standby's cost (--cost-rounds, 0 to skip; --cost-only runs this alone): rounds of
+   `exchange-client bench --persistent --clients --cost-clients --duration --cost-seconds` (1 s
+   warm-up), alternating alone and with a standby following (started before the round,
+   stopped after it), each against an active server started on an emptied database (--reset)
+   with the bench's accounts and symbols, so no round inherits the last one's book. Prints every round (throughput, the
+   active server's CPU per request, the standby's CPU per journal entry it replayed and its
+   lag at the end), the medians of both kinds, their ratio, and the median of each with-round
+   over the mean of the alone-rounds on either side of it (robust to the machine's drift).
+
+--json FILE writes every figure (each round, the summaries, date, machine, load, commit) for
+the study's report (writeup/results/takeover.json: writeup/study/report.py reads it).
 
 Without --db a private PostgreSQL is started in .local/takeover-bench-pg (scripts/local-pg.sh).
 Every server it starts is stopped at the end, also on Ctrl-C. Ports: free ones, picked at start.
 """
 import argparse
+import datetime
+import json
 import os
+import platform
 import re
 import signal
 import socket
@@ -49,6 +65,9 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ACCOUNTS = 1000
 SYMBOLS = 10
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def log(msg):
@@ -93,8 +112,9 @@ class Server:
         self.binary, self.db, self.port, self.admin, self.log_file = binary, db, port, admin, log_file
         self.proc = None
 
-    def start(self, *extra):
-        self.proc = subprocess.Popen([self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
+    def start(self, *extra, nice=0):
+        self.proc = subprocess.Popen(["nice", "-n", str(nice)] * bool(nice) + [
+                                      self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
                                       "--db", self.db, "--admin-port", str(self.admin), *extra],
                                      stdout=self.log_file, stderr=self.log_file)
         self.launched = time.monotonic()
@@ -276,6 +296,200 @@ def build_book(server, db, n):
     log(f"wrote {n:,} resting orders into the tables in {time.monotonic() - t0:.1f} s")
 
 
+def process_cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) / CLK_TCK
+
+
+def standby_backends_cpu_s(db):
+    """CPU seconds so far of the PostgreSQL backends serving a standby's reads
+    (application_name exchange-standby), or None where /proc cannot show them (PostgreSQL on
+    another machine or user)."""
+    pids = psql(db, "SELECT pid FROM pg_stat_activity WHERE application_name = 'exchange-standby'").split()
+    try:
+        return {pid: process_cpu_s(pid) for pid in pids}
+    except OSError:
+        return None
+
+
+def scrape(admin):
+    """The server's /metrics as {sample name with labels: value}."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{admin}/metrics", timeout=5) as r:
+        out = {}
+        for line in r.read().decode().splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                out[name] = float(value)
+        return out
+
+
+def bench(client, port, *extra):
+    """exchange-client bench with the benchmarks' accounts and symbols; its JSON repetition."""
+    command = [client, "bench", "--port", str(port), "--no-progress", "--accounts", "200",
+               "--symbols", "20", *extra]
+    if "--setup-only" in extra:
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run(command + ["--json", out.name], check=True, stdout=subprocess.DEVNULL)
+        return json.load(open(out.name))["repetitions"][0]
+
+
+def standby_cost(args, binary, client, db, servers):
+    """Alternating rounds of persistent load against one active server, alone and with a
+    standby following it: the standby's cost to the active server, measured in the same run.
+    With several --standby-poll-ms values the with-rounds take them in turn, each after an
+    alone-round."""
+    active, standby = servers
+    polls = args.standby_poll_ms or [None]
+    schedule = [p for _ in range(args.cost_rounds) for q in polls for p in ("alone", q)]
+    rounds = []
+    try:
+        for r, poll in enumerate(schedule):
+            with_standby = poll != "alone"
+            # Every round from an emptied database (TRUNCATE: nothing left for autovacuum):
+            # the book and the tables a round leaves would slow the next one down, and the
+            # alternation would turn that drift into a cost.
+            active.start("--reset", "--lease-ms", str(args.lease_ms))
+            active.wait_accepting()
+            bench(client, active.port, "--setup-only")
+            if with_standby:
+                standby.start("--standby", "--lease-ms", str(args.lease_ms),
+                              *(["--standby-poll-ms", str(poll)] if poll else []), nice=args.standby_nice)
+                standby.wait_following()
+                sb0 = scrape(standby.admin)["exchange_journal_seq"]
+                sb_cpu0 = process_cpu_s(standby.proc.pid)
+                pg0 = standby_backends_cpu_s(db)
+            cpu0, t0 = process_cpu_s(active.proc.pid), time.monotonic()
+            rep = bench(client, active.port, "--persistent",
+                        "--clients", str(args.cost_clients), "--duration", str(args.cost_seconds),
+                        "--warmup", "1", "--no-setup")
+            wall = time.monotonic() - t0
+            active_cpu = process_cpu_s(active.proc.pid) - cpu0
+            served = rep["ok"] + rep["rejected"] + rep.get("warmup_requests", 0)
+            row = {"round": r + 1, "standby": with_standby, "poll_ms": poll if with_standby else None,
+                   "throughput": rep["throughput_items_ps"],
+                   "p99_ms": rep["latency_ms"]["p99"], "errors": rep["error_replies"] + rep["connection_errors"],
+                   "active_cpu_us_per_request": active_cpu / max(served, 1) * 1e6,
+                   "active_cpu_share": active_cpu / wall, "load1": os.getloadavg()[0]}
+            extra = ""
+            if with_standby:
+                time.sleep(0.05)  # its next poll: the lag at the end, not mid-read
+                m = scrape(standby.admin)
+                sb_cpu = process_cpu_s(standby.proc.pid) - sb_cpu0
+                replayed = m["exchange_journal_seq"] - sb0
+                pg1 = standby_backends_cpu_s(db)
+                # The same sessions at both ends (a reconnect in between is not counted).
+                pg_cpu = (sum(pg1[p] - pg0[p] for p in pg1 if p in pg0)
+                          if pg0 is not None and pg1 is not None else None)
+                row.update({"standby_cpu_s": sb_cpu, "standby_cpu_share": sb_cpu / wall,
+                            "standby_entries": int(replayed),
+                            "standby_cpu_us_per_entry": sb_cpu / max(replayed, 1) * 1e6,
+                            "standby_pg_cpu_s": pg_cpu,
+                            "standby_pg_cpu_us_per_entry": None if pg_cpu is None
+                            else pg_cpu / max(replayed, 1) * 1e6,
+                            "standby_lag_entries": int(m.get("exchange_standby_lag_entries", 0)),
+                            "standby_lag_ms": m.get("exchange_standby_lag_seconds", 0) * 1000})
+                pg = ("" if pg_cpu is None else
+                      f", its PostgreSQL session {pg_cpu:.2f} CPU s "
+                      f"({row['standby_pg_cpu_us_per_entry']:.1f} µs per entry)")
+                extra = (f"; standby{f' (poll {poll} ms)' if poll else ''}: {sb_cpu:.2f} CPU s "
+                         f"({row['standby_cpu_share'] * 100:.0f}% of a core), {int(replayed):,} entries "
+                         f"replayed, {row['standby_cpu_us_per_entry']:.1f} µs each{pg}, "
+                         f"{row['standby_lag_entries']} entries behind at the end")
+            standby.stop()
+            active.stop()
+            rounds.append(row)
+            log(f"cost round {r + 1}/{len(schedule)} ({'with a standby' if with_standby else 'alone'}): "
+                f"{row['throughput']:,.0f} requests/s, p99 {row['p99_ms']:.1f} ms, active server "
+                f"{row['active_cpu_us_per_request']:.1f} µs CPU/request, load {row['load1']:.1f}{extra}")
+    finally:
+        standby.stop()
+        active.stop()
+    out = {"rounds": rounds, "seconds": args.cost_seconds, "clients": args.cost_clients}
+    by_poll = {str(p): cost_figures(rounds, p) for p in polls}
+    out.update(by_poll[str(polls[0])])
+    if len(polls) > 1:
+        out["by_poll_ms"] = by_poll
+    return out
+
+
+def cost_figures(rounds, poll):
+    """Medians of the alone-rounds and of the with-rounds at `poll`, and their ratios."""
+    alone = [x["throughput"] for x in rounds if not x["standby"]]
+    with_rows = [x for x in rounds if x["standby"] and x["poll_ms"] == poll]
+    # Each with-round against the mean of the alone-rounds either side of it (the schedule
+    # alternates): a drift of the machine's load cancels out to first order.
+    pair_ratios = []
+    for i, x in enumerate(rounds):
+        if x["standby"] and x["poll_ms"] == poll:
+            near = [y["throughput"] for y in rounds[max(i - 1, 0):i + 2] if not y["standby"]]
+            pair_ratios.append(x["throughput"] / statistics.mean(near))
+    pg = [x["standby_pg_cpu_us_per_entry"] for x in with_rows]
+    return {
+        "poll_ms": poll, "with_rounds": len(with_rows), "alone_rounds": len(alone),
+        "alone_median": statistics.median(alone),
+        "standby_median": statistics.median(x["throughput"] for x in with_rows),
+        "ratio_of_medians": statistics.median(x["throughput"] for x in with_rows) / statistics.median(alone),
+        "median_pair_ratio": statistics.median(pair_ratios), "pair_ratios": pair_ratios,
+        "standby_cpu_us_per_entry_median": statistics.median(x["standby_cpu_us_per_entry"] for x in with_rows),
+        "standby_cpu_share_median": statistics.median(x["standby_cpu_share"] for x in with_rows),
+        "standby_pg_cpu_us_per_entry_median": statistics.median(pg) if None not in pg else None,
+        "active_cpu_us_alone_median": statistics.median(
+            x["active_cpu_us_per_request"] for x in rounds if not x["standby"]),
+        "active_cpu_us_with_median": statistics.median(x["active_cpu_us_per_request"] for x in with_rows),
+        "max_standby_lag_entries": max(x["standby_lag_entries"] for x in with_rows),
+        "max_standby_lag_ms": max(x["standby_lag_ms"] for x in with_rows),
+    }
+
+
+def cost_summary(c):
+    lines = []
+    for f in (c["by_poll_ms"].values() if "by_poll_ms" in c else [c]):
+        poll = "" if f["poll_ms"] is None else f", --standby-poll-ms {f['poll_ms']}"
+        lines.append(
+            f"the standby's cost ({f['alone_rounds']} alone and {f['with_rounds']} with-rounds of "
+            f"{c['seconds']} s, {c['clients']} persistent clients"
+            f"{poll}): "
+            f"{f['alone_median']:,.0f} requests/s alone, {f['standby_median']:,.0f} with a standby "
+            f"following (median); ratio {f['ratio_of_medians']:.3f}, median of each with-round over "
+            f"its alone neighbours {f['median_pair_ratio']:.3f}; the standby used "
+            f"{f['standby_cpu_us_per_entry_median']:.1f} µs CPU per entry replayed "
+            f"({f['standby_cpu_share_median'] * 100:.0f}% of a core)"
+            + ("" if f["standby_pg_cpu_us_per_entry_median"] is None else
+               f" and its PostgreSQL session {f['standby_pg_cpu_us_per_entry_median']:.1f} µs")
+            + f"; the active server {f['active_cpu_us_alone_median']:.1f} µs CPU/request alone, "
+            f"{f['active_cpu_us_with_median']:.1f} with it; the standby at most "
+            f"{f['max_standby_lag_entries']} entries ({f['max_standby_lag_ms']:.0f} ms) behind at a "
+            f"round's end")
+    return "\n".join(lines)
+
+
+def server_default(binary, flag):
+    """A flag's default as the server's --help prints it ("--flag arg (=20)"), or None."""
+    text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    m = re.search(rf"--{re.escape(flag)} arg \(=([^)]*)\)", text)
+    return int(m.group(1)) if m and m.group(1).isdigit() else None
+
+
+def machine():
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return {"nproc": os.cpu_count(), "cpu_model": cpu, "kernel": platform.release(),
+            "git_commit": commit + ("-dirty" if dirty else "")}
+
+
 def takeover_log_ms(log_name, nth):
     lines = re.findall(r"takeover: serving as the active server .*?\) (\d+) ms after the writer "
                        r"lock came: epoch bump (\d+) ms, journal tail and hand-over (\d+) ms",
@@ -323,6 +537,14 @@ def summary(name, values):
             f"min {min(values) * 1000:.0f} ms over {len(values)}")
 
 
+def write_json(path, result):
+    if path:
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+        log(f"wrote {path}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--orders", type=int, default=1000000, help="resting orders in the book (never cross)")
@@ -333,10 +555,29 @@ def main():
     ap.add_argument("--lease-ms", type=int, default=5000, help="--lease-ms of every server")
     ap.add_argument("--clients", type=int, default=4, help="load threads (one request per connection)")
     ap.add_argument("--load-seconds", type=float, default=2.0, help="load before each kill")
+    ap.add_argument("--cost-rounds", type=int, default=5,
+                    help="then this many rounds alone and as many with a standby, alternating (0: none)")
+    ap.add_argument("--cost-seconds", type=float, default=8, help="measured seconds of each cost round")
+    ap.add_argument("--cost-clients", type=int, default=64, help="persistent clients of each cost round")
+    ap.add_argument("--cost-only", action="store_true", help="only the standby's cost (no book, no kills)")
+    ap.add_argument("--standby-poll-ms", type=lambda v: [int(x) for x in v.split(",")],
+                    help="the standbys' --standby-poll-ms (default: the server's); in the cost "
+                         "rounds a list, e.g. 5,20, compares them (the with-rounds take them in turn)")
+    ap.add_argument("--standby-nice", type=int, default=0,
+                    help="in the cost rounds, run the standby under nice -n N (it shares the cores)")
+    ap.add_argument("--json", help="write every figure to this file (for writeup/results/takeover.json)")
     ap.add_argument("--db", help="database URL (default: private PostgreSQL in .local/takeover-bench-pg)")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--server-bin", help="exchange-server to run (default: BUILD_DIR/bin/exchange-server)")
+    ap.add_argument("--client-bin", help="exchange-client for the cost rounds (default: BUILD_DIR/bin/exchange-client)")
     args = ap.parse_args()
-    binary = os.path.join(args.build_dir, "bin", "exchange-server")
+    binary = args.server_bin or os.path.join(args.build_dir, "bin", "exchange-server")
+    client = args.client_bin or os.path.join(args.build_dir, "bin", "exchange-client")
+    started = datetime.datetime.now().astimezone()
+    result = {"date": started.strftime("%Y-%m-%d"), "started_at": started.isoformat(timespec="seconds"),
+              "machine": machine(), "orders": args.orders, "clients": args.clients,
+              "lease_ms": args.lease_ms, "load_seconds": args.load_seconds,
+              "standby_poll_ms": (args.standby_poll_ms or [server_default(binary, "standby-poll-ms")])[0]}
     db = args.db or subprocess.run(
         [os.path.join(ROOT, "scripts", "local-pg.sh"), "start", os.path.join(ROOT, ".local", "takeover-bench-pg"),
          str(free_port())], check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
@@ -346,6 +587,14 @@ def main():
     load = None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))
     try:
+        if args.cost_only:
+            log(f"the standby's cost: {args.cost_rounds} + {args.cost_rounds} rounds (logs: "
+                f"{logs[0].name}, {logs[1].name})")
+            result["cost"] = standby_cost(args, binary, client, db, servers)
+            result["load1_end"] = os.getloadavg()[0]
+            print(cost_summary(result["cost"]))
+            write_json(args.json, result)
+            return 0
         log(f"building the book: {args.orders:,} resting orders (logs: {logs[0].name}, {logs[1].name})")
         build_book(servers[0], db, args.orders)
         acked = []
@@ -370,6 +619,7 @@ def main():
 
         log(f"takeovers: {args.takeovers} kills of the active server beside a standby")
         takeovers = []
+        server_sides = []  # the new leader's own log: (to serving, epoch bump, tail) in ms
         taken = {s.port: 0 for s in servers}  # takeover lines already in each one's log
         active, standby = servers
         active.start("--lease-ms", str(args.lease_ms))
@@ -385,6 +635,8 @@ def main():
             takeovers.append(took)
             server_side = takeover_log_ms(standby.log_file.name, taken[standby.port])
             taken[standby.port] += 1
+            if server_side:
+                server_sides.append(server_side)
             side = (f"; the server: serving {server_side[0]} ms after the lock came (epoch bump "
                     f"{server_side[1]} ms, tail and hand-over {server_side[2]} ms)") if server_side else ""
             log(f"takeover {k + 1}/{args.takeovers}: kill to first answered request {took * 1000:.0f} ms{side}")
@@ -433,6 +685,15 @@ def main():
         print(f"requests: {len(acked):,} acknowledged, {unknown} without a reply (unknown, not retried), "
               f"{refused} refused (standby or unavailable errors: nothing applied)")
         ok = check(db, acked)
+        result.update({"restarts_s": restarts, "takeovers_s": takeovers, "pauses_s": pauses,
+                       "acknowledged": len(acked), "unknown": unknown, "refused": refused,
+                       "checks_passed": ok, "load1_end": os.getloadavg()[0],
+                       "takeover_server_ms": [[int(v) for v in m] for m in server_sides]})
+        if args.cost_rounds:
+            log(f"the standby's cost: {args.cost_rounds} + {args.cost_rounds} rounds")
+            result["cost"] = standby_cost(args, binary, client, db, servers)
+            print(cost_summary(result["cost"]))
+        write_json(args.json, result)
         return 0 if ok else 1
     finally:
         if load:

@@ -65,6 +65,7 @@ struct Config {
   unsigned projector_delay_ms = 0;  // hidden test aid
   bool standby = false;
   unsigned lease_ms = 5000;
+  unsigned standby_poll_ms = 200;
 };
 
 // Returns false (after printing) when the process should exit with `exit_code`.
@@ -224,6 +225,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       "state, follow its journal (milliseconds behind), answer every request with a 'this is "
       "the standby' error and /healthz with 503, and take over by itself when that server's "
       "database session ends (it died) or its lease runs out (it is paused or cut off)")(
+      "standby-poll-ms", po::value(&cfg.standby_poll_ms)->default_value(cfg.standby_poll_ms),
+      "with --standby: how long it waits, once it has read the journal to its end, before "
+      "reading it again (one statement each time). Longer costs the active server less and "
+      "leaves the standby that much further behind (a takeover still reads the journal to its "
+      "end first)")(
       "lease-ms", po::value(&cfg.lease_ms)->default_value(cfg.lease_ms),
       "the writer's lease: the server holding the writer lock renews it every third of this; "
       "one that could not renew it for this long answers every request 'unavailable', and a "
@@ -305,6 +311,11 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   if (cfg.standby && cfg.reset) {
     EXCHANGE_LOG(error) << "--standby and --reset do not go together: a standby changes "
                            "nothing in the database until it has taken over";
+    exit_code = 2;
+    return false;
+  }
+  if (cfg.standby_poll_ms < 1 || cfg.standby_poll_ms > 10000) {
+    EXCHANGE_LOG(error) << "--standby-poll-ms must be between 1 and 10000";
     exit_code = 2;
     return false;
   }
@@ -498,6 +509,7 @@ class StandbyFollower final : public cli::Follower {
     o.conninfo = options.serving.db;
     o.db_timeout = options.db_timeout;
     o.closed_orders_cached = cfg.closed_orders_cached;
+    o.poll_every = std::chrono::milliseconds(cfg.standby_poll_ms);
     return o;
   }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for the whole study: measure, plot, write the report.
 #
-#   writeup/make_report.sh                 full sweep (about 40 min on 2 cores) -> writeup/results/,
+#   writeup/make_report.sh                 full sweep (about 45 min on 2 cores) -> writeup/results/,
 #                                          writeup/figures/, writeup/report.md, writeup/report.pdf
 #   writeup/make_report.sh --quick         tiny version of everything (CI, about 2 min) -> writeup/cache/quick/
 #   writeup/make_report.sh --plots-only    figures and report from the existing results (no runs)
@@ -104,15 +104,43 @@ if [[ $plots_only -eq 0 ]]; then
     DB_URL=$(scripts/local-pg.sh start "$PG_DIR" "$PG_PORT" | tail -n 1)
   fi
 
-  say "sweep ($([[ $quick -eq 1 ]] && echo quick || echo full)) -> $RESULTS"
-  args=(--db "$DB_URL" --out "$RESULTS" --logs "$LOGS" --db-prefix "${WRITEUP_DB_PREFIX:-writeup}"
-        --server-bin "$SERVER_BIN" --client-bin "$CLIENT_BIN" --floor-bin "$FLOOR_BIN")
-  [[ $quick -eq 1 ]] && args+=(--quick)
-  [[ $resume -eq 1 ]] && args+=(--resume)
-  [[ $replace -eq 1 ]] && args+=(--replace)
-  [[ -n "$only" ]] && args+=(--only "$only")
-  [[ -n "$reps" ]] && args+=(--reps "$reps")
-  "$PYTHON" -m study.sweep "${args[@]}"
+  # "takeover" (section 4.1: scripts/takeover_bench.py) is not a sweep experiment: it runs
+  # here, after the sweep, and the sweep gets the other names.
+  takeover=1
+  sweep_only=$only
+  if [[ -n "$only" ]]; then
+    [[ ",$only," == *,takeover,* ]] || takeover=0
+    sweep_only=$(tr ',' '\n' <<<"$only" | { grep -vx takeover || true; } | paste -sd, -)
+  fi
+  if [[ -z "$only" || -n "$sweep_only" ]]; then
+    say "sweep ($([[ $quick -eq 1 ]] && echo quick || echo full)) -> $RESULTS"
+    args=(--db "$DB_URL" --out "$RESULTS" --logs "$LOGS" --db-prefix "${WRITEUP_DB_PREFIX:-writeup}"
+          --server-bin "$SERVER_BIN" --client-bin "$CLIENT_BIN" --floor-bin "$FLOOR_BIN")
+    [[ $quick -eq 1 ]] && args+=(--quick)
+    [[ $resume -eq 1 ]] && args+=(--resume)
+    [[ $replace -eq 1 ]] && args+=(--replace)
+    [[ -n "$sweep_only" ]] && args+=(--only "$sweep_only")
+    [[ -n "$reps" ]] && args+=(--reps "$reps")
+    "$PYTHON" -m study.sweep "${args[@]}"
+  fi
+  if [[ $takeover -eq 1 && $resume -eq 1 && -f "$RESULTS/takeover.json" ]]; then
+    say "takeover: $RESULTS/takeover.json is there (--resume keeps it)"
+  elif [[ $takeover -eq 1 ]]; then
+    # Its own database (it empties it), named after the sweep's.
+    tdb="${WRITEUP_DB_PREFIX:-writeup}_takeover"
+    psql "$DB_URL" -X -q -v ON_ERROR_STOP=1 -tAc "SELECT 1 FROM pg_database WHERE datname = '$tdb'" \
+      | grep -q 1 || psql "$DB_URL" -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE $tdb"
+    tdb_url=$("$PYTHON" -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$DB_URL" "$tdb")
+    targs=(--db "$tdb_url" --server-bin "$SERVER_BIN" --client-bin "$CLIENT_BIN" --json "$RESULTS/takeover.json")
+    # --quick: a small book, a few kills, one short cost round each way (tens of seconds).
+    [[ $quick -eq 1 ]] && targs+=(--orders 20000 --restarts 2 --takeovers 3 --pauses 1 --lease-ms 1000
+                                  --load-seconds 0.5 --cost-rounds 1 --cost-seconds 2)
+    say "takeover -> $RESULTS/takeover.json (scripts/takeover_bench.py; log: $LOGS/takeover.log)"
+    mkdir -p "$LOGS"
+    python3 scripts/takeover_bench.py "${targs[@]}" >"$LOGS/takeover.log" 2>&1 \
+      || { tail -n 20 "$LOGS/takeover.log" >&2; echo "make_report: scripts/takeover_bench.py failed (log: $LOGS/takeover.log)" >&2; exit 1; }
+    tail -n 5 "$LOGS/takeover.log"
+  fi
 fi
 
 [[ -f "$RESULTS/runs.csv" ]] || { echo "make_report: no $RESULTS/runs.csv: run the sweep first" >&2; exit 1; }

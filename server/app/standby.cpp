@@ -23,8 +23,12 @@ Standby::Standby(StandbyOptions options, const store::StopFlag& stop)
 Standby::~Standby() { stop(); }
 
 store::Database& Standby::db() {
-  if (!db_ || !db_->usable())
+  if (!db_ || !db_->usable()) {
     db_ = std::make_unique<store::Database>(options_.conninfo, options_.db_timeout);
+    // pg_stat_activity tells the follower's session from the others (and
+    // scripts/takeover_bench.py counts its CPU by this name).
+    db_->set_application_name("exchange-standby");
+  }
   return *db_;
 }
 
@@ -69,7 +73,9 @@ bool Standby::load() {
 
 bool Standby::poll() {
   const auto asked = Clock::now();
-  const store::Database::JournalEnd end = db().journal_end();
+  const std::int64_t applied = applied_seq_;  // only this thread changes it
+  store::Database::JournalTail tail = db().follow_journal(applied, kReadChunk);
+  const store::Database::JournalEnd end = tail.end;
   journal_seq_ = end.last_seq;
   {
     // The projection holds these now: no new leader will have to write them.
@@ -79,7 +85,6 @@ bool Standby::poll() {
       unprojected_.pop_front();
     closed_.forget_projected(engine_, end.projected_seq);
   }
-  const std::int64_t applied = applied_seq_;
   if (end.last_seq < applied) {
     reload("the journal ends at seq " + std::to_string(end.last_seq) + ", before seq " +
            std::to_string(applied) + " applied here: it was reset");
@@ -89,7 +94,7 @@ bool Standby::poll() {
     caught_up_ns_ = asked.time_since_epoch().count();
     return false;
   }
-  auto entries = db().read_journal(applied, kReadChunk);
+  std::vector<store::JournalEntry>& entries = tail.entries;
   if (entries.empty() || entries.front().seq != applied + 1) {
     reload("the journal after seq " + std::to_string(applied) +
            " is gone (trimmed by --journal-keep while this standby was behind)");

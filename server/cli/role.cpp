@@ -132,6 +132,7 @@ bool StandbyRole::wait_for_lock() {
                                       std::chrono::milliseconds(500));
   auto next_check = Clock::now();
   std::string last_error;
+  bool holding_back = false;  // said so once per outage
   for (;;) {
     if (stopping_.requested() || shutdown_.stop_flag().requested()) return false;
     try {
@@ -151,7 +152,15 @@ bool StandbyRole::wait_for_lock() {
       last_error = e.what();
       stopping_.sleep_for(std::chrono::seconds(1));
       try {
-        lock_->queue_again();
+        // Its session broke: so, most likely, did the holder's (PostgreSQL restarted or
+        // failed over). The holder gets the first chance to take the lock back.
+        if (auto wait = lock_->hold_back_queueing()) {
+          if (!holding_back) EXCHANGE_LOG(info) << "standby: not queueing yet: " << *wait;
+          holding_back = true;
+        } else {
+          lock_->queue_again();
+          holding_back = false;
+        }
       } catch (const std::exception&) {
         // Still away: the next round says so if the reason changes.
       }

@@ -130,12 +130,17 @@ class Database {
   WriterEpoch writer_epoch();
 
   // For a standby following the journal (store/follow_sql.cpp): the largest journal seq and
-  // projection_position.seq, read together.
+  // projection_position.seq, and up to `limit` entries with seq > `after` in seq order, all
+  // from one snapshot in one statement (one round trip per poll).
   struct JournalEnd {
     std::int64_t last_seq = 0;
     std::int64_t projected_seq = 0;
   };
-  JournalEnd journal_end();
+  struct JournalTail {
+    JournalEnd end;
+    std::vector<JournalEntry> entries;
+  };
+  JournalTail follow_journal(std::int64_t after, std::int64_t limit);
 
  private:
   // Runs `call` under the watchdog for `limit`; marks the connection broken if it fails or

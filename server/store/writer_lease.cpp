@@ -35,6 +35,12 @@ WHERE epoch = $1
 RETURNING epoch
 )SQL";
 
+// The current epoch's lease, if it has not expired: how long it still runs.
+const char* kLeaseLeft = R"SQL(
+SELECT w.epoch, (w.expires_at - now())::text FROM writer_lease w
+WHERE w.epoch = (SELECT epoch FROM writer_epoch) AND w.expires_at > now()
+)SQL";
+
 const char* kEndBlockers = R"SQL(
 SELECT a.pid, coalesce(a.application_name, ''), pg_terminate_backend(a.pid)
 FROM pg_stat_activity a WHERE a.pid = ANY (pg_blocking_pids($1::int))
@@ -56,6 +62,21 @@ std::optional<std::string> WriterLock::end_expired_holder() {
          r.at(2).value_or("?") + ", " + r.at(1).value_or("?") + ") let its lease expire " +
          r.at(3).value_or("?") + " ago; its lock session was terminated" +
          (r.at(4).value_or("f") == "t" ? "" : " (PostgreSQL refused: it may be gone already)");
+}
+
+std::optional<std::string> WriterLock::hold_back_queueing() {
+  LockConnection& conn = watch();
+  if (holder(conn)) return std::nullopt;  // held again: queue behind it
+  std::vector<LockConnection::Row> rows;
+  try {
+    rows = conn.exec(kLeaseLeft, {}, deadline());
+  } catch (const StatementRefused&) {
+    return std::nullopt;  // no schema yet: no server ever held it
+  }
+  if (rows.empty()) return std::nullopt;  // no lease runs: the lock is for the taking
+  return "the writer lock is free but writer epoch " + rows[0].at(0).value_or("?") +
+         "'s lease runs " + rows[0].at(1).value_or("?") +
+         " more: its holder lost its session too and is taking the lock back";
 }
 
 std::optional<std::string> WriterLock::renew_lease() {

@@ -96,6 +96,15 @@ class WriterLock {
   // holds the lock. Runs on a session of its own; throws std::runtime_error if PostgreSQL
   // cannot be asked.
   std::optional<std::string> end_expired_holder();
+  // Queued, after its own session broke (PostgreSQL restarted, or failed over to another
+  // node: every session ended, the holder's too): why not to queue again yet, or nullopt to
+  // queue now. Not while nobody holds the lock and the current epoch's lease still runs by
+  // PostgreSQL's clock: its holder is alive and taking the lock back (its keeper retries
+  // every second), and queueing now would take the lock from under it and turn a database
+  // failover into an exchange failover too. Once another session holds the lock (queue
+  // behind it) or the lease has expired (take it), nullopt. Throws std::runtime_error if
+  // PostgreSQL cannot be asked.
+  std::optional<std::string> hold_back_queueing();
 
   // Once the schema exists, before the state is loaded: bumps writer_epoch (every earlier
   // writer's appends are fenced from now on), takes the lease for it, and returns the new

@@ -144,8 +144,8 @@ done
 # ---- 3. compose file ------------------------------------------------------------
 case "$validator" in
   docker-compose)
-    # --profile bench: validate the profiled service as well.
-    "$VENV/bin/docker-compose" -f "$COMPOSE" --profile bench config -q \
+    # --profile bench, standby: validate the profiled services as well.
+    "$VENV/bin/docker-compose" -f "$COMPOSE" --profile bench --profile standby config -q \
       || fail "docker-compose config rejected $COMPOSE"
     echo "ok: docker-compose $COMPOSE_VERSION config -q $COMPOSE"
     ;;
@@ -172,6 +172,20 @@ grep -Eq "^COPY[[:space:]].*[[:space:]]/usr/local/bin/${health_cmd}\$" "$DOCKERF
   || fail "$COMPOSE's exchange health check runs '$health_cmd', which $DOCKERFILE does not install in /usr/local/bin"
 grep -Eq '^ *restart: *unless-stopped' "$COMPOSE" || fail "$COMPOSE has no restart policy"
 echo "ok: the exchange service's health check runs $health_cmd, which the image has"
+# The standby (profile standby): /healthz is 503 while it stands by, so its check must be the
+# health check's --standby mode, and the entry point must turn EXCHANGE_STANDBY into --standby.
+standby_service=$(sed -n '/^  exchange-standby:/,/^  [a-z]/p' "$COMPOSE")
+[[ -n "$standby_service" ]] || fail "$COMPOSE has no exchange-standby service (profile standby)"
+grep -Eq '^ *profiles: *\["standby"\]' <<<"$standby_service" \
+  || fail "$COMPOSE: exchange-standby is not in the profile \"standby\" (it would start by default)"
+grep -Eq "^ *test: *\[\"CMD\", *\"$health_cmd\", *\"--standby\"\]" <<<"$standby_service" \
+  || fail "$COMPOSE: exchange-standby's health check is not [\"CMD\", \"$health_cmd\", \"--standby\"] (a standby's /healthz is 503 by design)"
+grep -Eq '^ *EXCHANGE_STANDBY: *"1"' <<<"$standby_service" \
+  || fail "$COMPOSE: exchange-standby does not set EXCHANGE_STANDBY: \"1\""
+grep -q 'EXCHANGE_STANDBY' docker/entrypoint.sh && grep -q -- '--standby' docker/entrypoint.sh \
+  || fail "docker/entrypoint.sh does not turn EXCHANGE_STANDBY into --standby"
+grep -q -- '--standby' docker/healthcheck.sh || fail "docker/healthcheck.sh has no --standby mode"
+echo "ok: exchange-standby (profile standby) runs --standby, checked by $health_cmd --standby"
 # The protocol has no authentication: nothing is published beyond the host's loopback unless
 # the user says so. Every `ports:` entry starts with 127.0.0.1 or ${EXCHANGE_PUBLISH_ADDR:-127.0.0.1}.
 ports=$(sed -n '/^ *ports:/,/^ *[a-z_]*:/p' "$COMPOSE" | sed -nE 's/^ *- *"?([^"]*)"?.*$/\1/p')
@@ -219,11 +233,14 @@ fi
 if [[ -n "$podman_compose_missing" ]]; then
   skip "$podman_compose_missing: 'podman-compose config' NOT RUN (checks 1-3 passed)"
 fi
-# --profile bench: resolve the profiled service as well. podman-compose checks less than
-# docker-compose (YAML, structure, interpolation, depends_on targets), so both run.
+# --profile bench, standby: resolve the profiled services as well. podman-compose checks less
+# than docker-compose (YAML, structure, interpolation, depends_on targets), so both run.
 resolved=$(env -u EXCHANGE_PUBLISH_ADDR -u EXCHANGE_PUBLISH_PORT -u EXCHANGE_ADMIN_PUBLISH_PORT \
-  "$podman_compose" -f "$COMPOSE" --profile bench config) \
+  -u EXCHANGE_STANDBY_PUBLISH_PORT -u EXCHANGE_STANDBY_ADMIN_PUBLISH_PORT \
+  "$podman_compose" -f "$COMPOSE" --profile bench --profile standby config) \
   || fail "podman-compose config rejected $COMPOSE"
 grep -Eq "^ *- '?127\.0\.0\.1:12345:12345'?\$" <<<"$resolved" \
   || fail "podman-compose config: the trading port does not resolve to 127.0.0.1:12345:12345 by default"
+grep -Eq "^ *- '?127\.0\.0\.1:12346:12345'?\$" <<<"$resolved" \
+  || fail "podman-compose config: the standby's trading port does not resolve to 127.0.0.1:12346:12345 by default"
 echo "ok: $("$podman_compose" --version 2>/dev/null | grep -m1 -i 'podman-compose' || echo podman-compose) config $COMPOSE"

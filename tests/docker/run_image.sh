@@ -24,8 +24,17 @@
 #      runs no health-check timers without systemd, so the wait loop runs the checks itself:
 #      `podman healthcheck run`); checks that the published ports are on 127.0.0.1 only,
 #      sends the worked example to the published trading port and compares the replies,
-#      scrapes /metrics on the published admin port (exchange_journal_seq), then `down -v`
-#      and checks that no container, pod, volume or network of the project is left.
+#      scrapes /metrics on the published admin port (exchange_journal_seq); then the pair
+#      (profile standby, EXCHANGE_STANDBY=1: exchange recreated, exchange-standby added):
+#      both healthy by their checks (a standby's: `exchange-healthcheck --standby`), one
+#      active and one standby on /metrics; the standby at the journal's end, /healthz 503
+#      "standby: following", a request to it answered with the standby error, and
+#      `exchange-client send --servers STANDBY,ACTIVE` answered by the active one; kills the
+#      active container (SIGKILL) and checks that the other takes over (the worked example's
+#      queries through `--servers` read as before, a new order gets the next order id, role
+#      active, healthy) and that the killed one, started again, comes back as the standby;
+#      then `down -v` and checks that no container, pod, volume or network of the project is
+#      left.
 #
 # Prints each step with its duration; the full build log is .local/docker/build.log, compose's
 # output .local/docker/compose.log. Every container it starts is removed at the end, also on
@@ -40,7 +49,8 @@
 # exchange-build-<id> (the Dockerfile's EXCHANGE_BUILD_CACHE_ID).
 #
 # Environment: EXCHANGE_DOCKER_TEST_PORT (trading port, default 25346; the admin port is the
-# next one; the compose stack publishes the two after those: 25348 and 25349),
+# next one; the compose stack publishes the two after those: 25348 and 25349, and its standby
+# the next two: 25350 and 25351),
 # DEBIAN_MIRROR (for debootstrap, default http://deb.debian.org/debian),
 # CONTAINER_ENGINE=docker|podman to choose.
 set -euo pipefail
@@ -57,6 +67,8 @@ PORT=${EXCHANGE_DOCKER_TEST_PORT:-25346}
 ADMIN_PORT=$((PORT + 1))
 COMPOSE_PORT=$((PORT + 2))
 COMPOSE_ADMIN_PORT=$((PORT + 3))
+COMPOSE_STANDBY_PORT=$((PORT + 4))
+COMPOSE_STANDBY_ADMIN_PORT=$((PORT + 5))
 BASE_IMAGE=localhost/exchange-debian-base:bookworm
 BASE_TAR=$DIR/debian-bookworm-minbase.tar
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -387,10 +399,20 @@ PG_OFFICIAL=docker.io/library/postgres:15
 STANDIN_TITLE=postgres-standin
 pg_image=""
 compose_extra=()
+# The profile "standby" (exchange-standby): on for every command, so `down` removes its
+# container too. Debian's podman-compose 1.0.3 knows no profiles (and needs none: it takes
+# every service, and the test names the ones it starts).
+compose_profiles=()
+# EXCHANGE_STANDBY of the exchange service: unset (an ordinary server) unless a step sets it.
+compose_env=(-u EXCHANGE_STANDBY)
 compose_cmd() {
-  env -u EXCHANGE_PUBLISH_ADDR EXCHANGE_IMAGE="$IMAGE" EXCHANGE_POSTGRES_IMAGE="$pg_image" \
+  env -u EXCHANGE_PUBLISH_ADDR "${compose_env[@]}" EXCHANGE_IMAGE="$IMAGE" \
+    EXCHANGE_POSTGRES_IMAGE="$pg_image" \
     EXCHANGE_PUBLISH_PORT="$COMPOSE_PORT" EXCHANGE_ADMIN_PUBLISH_PORT="$COMPOSE_ADMIN_PORT" \
-    "${compose_bin[@]}" -p "$PROJECT" -f docker/docker-compose.yml "${compose_extra[@]}" "$@"
+    EXCHANGE_STANDBY_PUBLISH_PORT="$COMPOSE_STANDBY_PORT" \
+    EXCHANGE_STANDBY_ADMIN_PUBLISH_PORT="$COMPOSE_STANDBY_ADMIN_PORT" \
+    "${compose_bin[@]}" -p "$PROJECT" -f docker/docker-compose.yml "${compose_profiles[@]}" \
+    "${compose_extra[@]}" "$@"
 }
 # Containers of the project's service $1 (compose labels them; podman ANDs label filters).
 service_containers() {
@@ -427,7 +449,7 @@ compose_remove() {
 }
 compose_logs() {
   local s
-  for s in db exchange; do
+  for s in db exchange exchange-standby; do
     while IFS= read -r c; do
       [[ -n "$c" ]] || continue
       echo "==== $c"
@@ -443,6 +465,7 @@ step "compose tool"
 if [[ "$engine" == docker ]]; then
   docker compose version >/dev/null 2>&1 || fail "docker answers, but has no compose plugin (docker compose version)"
   compose_bin=(docker compose)
+  compose_profiles=(--profile standby)
   compose_how=$(docker compose version | head -n 1)
 else
   # Name resolution between containers (db:5432): CNI needs its dnsname plugin, netavark
@@ -454,6 +477,7 @@ else
   esac
   if pc=$(tests/docker/podman_compose.sh 2>>"$DIR/compose.log"); then
     compose_bin=("$pc")
+    compose_profiles=(--profile standby)
   else
     # Debian's 1.0.3 brings db and exchange up too (they are named below, so its ignoring
     # profiles does not matter here); its `down` leaves the network, removed by name.
@@ -564,6 +588,110 @@ seq=$(awk '$1 == "exchange_journal_seq" {print $2}' <<<"$metrics")
   || fail "exchange_journal_seq is $seq after the worked example (expected > 0)"
 step_ok "exchange_journal_seq $seq, $(grep -c '^exchange_' <<<"$metrics") exchange_ samples"
 
+# ---- the profile "standby": the pair, and a takeover --------------------------------------
+# As docker/docker-compose.yml's header says to run it: EXCHANGE_STANDBY=1 and the profile
+# standby, so the exchange service (recreated: its environment changed) and exchange-standby
+# are each the other's standby, and whichever takes the writer lock first serves.
+role_of() { # PORT: active, standby or nothing, from exchange_role on that admin port
+  curl -sf --max-time 5 "http://127.0.0.1:$1/metrics" \
+    | sed -nE 's/^exchange_role\{role="(active|standby)"\} 1$/\1/p'
+}
+step "the pair: EXCHANGE_STANDBY=1 up -d exchange exchange-standby (the standby on 127.0.0.1:$COMPOSE_STANDBY_PORT and :$COMPOSE_STANDBY_ADMIN_PORT)"
+for p in "$COMPOSE_STANDBY_PORT" "$COMPOSE_STANDBY_ADMIN_PORT"; do
+  port_open "$p" && fail "port $p is already in use (set EXCHANGE_DOCKER_TEST_PORT)"
+done
+compose_env=(EXCHANGE_STANDBY=1)
+compose_cmd up -d exchange exchange-standby >>"$DIR/compose.log" 2>&1 \
+  || { compose_logs; fail "compose up exchange exchange-standby failed"; }
+ex_c=$(service_containers exchange)
+sb_c=$(service_containers exchange-standby)
+[[ -n "$ex_c" && -n "$sb_c" ]] || { compose_logs; fail "compose up made no exchange or exchange-standby container"; }
+ports=$("$engine" port "$sb_c")
+grep -Eq "^12345/tcp -> 127\.0\.0\.1:$COMPOSE_STANDBY_PORT\$" <<<"$ports" \
+  && grep -Eq "^9100/tcp -> 127\.0\.0\.1:$COMPOSE_STANDBY_ADMIN_PORT\$" <<<"$ports" \
+  || fail "exchange-standby is not published on 127.0.0.1:$COMPOSE_STANDBY_PORT and :$COMPOSE_STANDBY_ADMIN_PORT: $(paste -sd, <<<"$ports")"
+# Both healthy by their own checks (a standby: exchange-healthcheck --standby), one of each role.
+deadline=$((SECONDS + 120))
+until healthy "$ex_c" && healthy "$sb_c" \
+  && roles="$(role_of "$COMPOSE_ADMIN_PORT") $(role_of "$COMPOSE_STANDBY_ADMIN_PORT")" \
+  && [[ "$roles" == "active standby" || "$roles" == "standby active" ]]; do
+  if [[ $SECONDS -ge $deadline ]]; then
+    compose_logs
+    fail "the pair is not one healthy active and one healthy standby within 120 s (roles: '${roles:-?}'; the standby's check: $("$engine" exec "$sb_c" exchange-healthcheck --standby 2>&1))"
+  fi
+  sleep 0.5
+done
+if [[ "$roles" == "active standby" ]]; then
+  act_c=$ex_c act_admin=$COMPOSE_ADMIN_PORT sby_c=$sb_c sby_port=$COMPOSE_STANDBY_PORT sby_admin=$COMPOSE_STANDBY_ADMIN_PORT
+else
+  act_c=$sb_c act_admin=$COMPOSE_STANDBY_ADMIN_PORT sby_c=$ex_c sby_port=$COMPOSE_PORT sby_admin=$COMPOSE_ADMIN_PORT
+fi
+step_ok "healthy after $((SECONDS - STEP_T0)) s: $act_c active, $sby_c standby"
+
+step "the standby: role standby at the journal's end, /healthz 503 'standby: following', the standby error"
+# The worked example's entries (seq $seq), which the active server loaded from the projection.
+deadline=$((SECONDS + 30))
+while :; do
+  sb_metrics=$(curl -sf --max-time 10 "http://127.0.0.1:$sby_admin/metrics") || fail "GET /metrics of the standby failed"
+  sb_seq=$(awk '$1 == "exchange_journal_seq" {print $2}' <<<"$sb_metrics")
+  [[ "$sb_seq" == "$seq" ]] && break
+  [[ $SECONDS -ge $deadline ]] && fail "the standby's exchange_journal_seq is '$sb_seq' after 30 s, not $seq"
+  sleep 0.2
+done
+code=$(curl -s -o "$DIR/standby_healthz.txt" -w '%{http_code}' "http://127.0.0.1:$sby_admin/healthz")
+[[ "$code" == 503 ]] && grep -q '^standby: following' "$DIR/standby_healthz.txt" \
+  || fail "the standby's /healthz answered $code: $(cat "$DIR/standby_healthz.txt")"
+rc=0
+out=$("$CLIENT" send --port "$sby_port" examples/10-query.xml 2>&1) || rc=$?
+[[ $rc -eq 3 ]] && grep -q 'this exchange server is the standby' <<<"$out" \
+  || { echo "$out" >&2; fail "a request to the standby's port: exit $rc, not the standby error (3)"; }
+step_ok "journal seq $sb_seq; $(head -c 120 "$DIR/standby_healthz.txt")"
+
+# The worked example's two queries, as they must read from whichever server serves.
+expected_queries=$(sed -n '/^== examples\/09-query.xml$/,$p' "$EXPECTED")
+servers="127.0.0.1:$sby_port,127.0.0.1:$([[ $sby_port == "$COMPOSE_PORT" ]] && echo "$COMPOSE_STANDBY_PORT" || echo "$COMPOSE_PORT")"
+check_queries() {
+  local out
+  out=$("$CLIENT" send --servers "$servers" examples/09-query.xml examples/10-query.xml 2>"$DIR/servers.err") \
+    || { echo "$out" >&2; cat "$DIR/servers.err" >&2; compose_logs; fail "exchange-client send --servers $servers failed ($1)"; }
+  if ! diff -u <(echo "$expected_queries") <(sed -E 's/time="[0-9]+"/time="T"/g' <<<"$out") >"$DIR/servers.diff"; then
+    cat "$DIR/servers.diff" >&2
+    fail "the queries through --servers $servers differ from $EXPECTED ($1)"
+  fi
+}
+step "exchange-client send --servers STANDBY,ACTIVE: the standby's refusal sends the requests on"
+check_queries "before the takeover"
+grep -q 'does not serve now' "$DIR/servers.err" \
+  || { cat "$DIR/servers.err" >&2; fail "the client did not report the standby's refusal"; }
+step_ok "the worked example's queries answered by the active server"
+
+step "kill -9 of the active container ($act_c): the standby takes over"
+kill_t=$SECONDS
+"$engine" kill "$act_c" >/dev/null || fail "$engine kill $act_c failed"
+# --servers keeps trying (--failover-wait, 10 s) while neither serves.
+check_queries "after the kill"
+out=$("$CLIENT" send --servers "$servers" - 2>&1 <<<'<transactions id="1001"><order sym="X" amount="1" limit="1"/></transactions>') \
+  || { echo "$out" >&2; compose_logs; fail "a new order through --servers failed after the takeover"; }
+grep -q '<opened sym="X" amount="1" limit="1" id="8"/>' <<<"$out" \
+  || { echo "$out" >&2; fail "the new order did not get the next order id (8) after the takeover"; }
+[[ "$(role_of "$sby_admin")" == active ]] || fail "after the takeover $sby_c's role is '$(role_of "$sby_admin")', not active"
+healthy "$sby_c" || fail "$sby_c is not healthy after the takeover"
+took=$("$engine" logs "$sby_c" 2>&1 | grep -m1 -o 'takeover: serving as the active server.*' \
+  | sed -nE 's/^.*\) ([0-9]+ ms after the writer lock came).*$/\1/p')
+step_ok "serving within $((SECONDS - kill_t)) s of the kill (the server: ${took:-?}); the queries as before, order id 8, role active"
+
+step "the killed container started again comes back as the standby"
+"$engine" start "$act_c" >/dev/null || fail "$engine start $act_c failed"
+deadline=$((SECONDS + 120))
+until healthy "$act_c" && [[ "$(role_of "$act_admin")" == standby ]]; do
+  if [[ $SECONDS -ge $deadline ]]; then
+    compose_logs
+    fail "$act_c is not a healthy standby within 120 s: $(curl -s "http://127.0.0.1:$act_admin/healthz")"
+  fi
+  sleep 0.5
+done
+step_ok "$act_c: $(curl -s "http://127.0.0.1:$act_admin/healthz" | head -c 100)"
+
 step "compose down -v"
 compose_cmd down -v -t 10 >>"$DIR/compose.log" 2>&1 || { compose_logs; fail "compose down -v failed"; }
 # Debian's podman-compose leaves the network: not a failure of the stack, removed here.
@@ -576,4 +704,4 @@ left=$(compose_leftovers)
 compose_up=0
 step_ok "no container, pod, volume (${PROJECT}_pgdata) or network left"
 
-log "PASSED: the image builds, runs as non-root, serves the worked example and stops cleanly; the compose stack comes up healthy, serves it on 127.0.0.1 and goes down"
+log "PASSED: the image builds, runs as non-root, serves the worked example and stops cleanly; the compose stack comes up healthy, serves it on 127.0.0.1, as a pair takes over at a kill with the same state, and goes down"

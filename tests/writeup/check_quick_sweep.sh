@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CTest check of the study pipeline: runs `writeup/make_report.sh --quick` (every experiment,
-# seconds per cell, 2 repetitions) and asserts that its CSV, manifest, every figure and the
-# report exist and make sense, and that the durable floor (exchange-floor) was measured in
-# every scaling cell (or listed as skipped when the binary is missing). Exit 0 pass, 1 fail, 77 "SKIPPED: reason" only when the
+# seconds per cell, 2 repetitions, and a small scripts/takeover_bench.py) and asserts that its
+# CSV, manifest, takeover.json, every figure and the report exist and make sense, and that the
+# durable floor (exchange-floor) was measured in every scaling cell (or listed as skipped when
+# the binary is missing). Exit 0 pass, 1 fail, 77 "SKIPPED: reason" only when the
 # study's Python packages cannot be installed.
 #
 # Database: $EXCHANGE_TEST_DATABASE_URL (set by test.sh) if present: the study then uses
@@ -98,6 +99,18 @@ for name in plots.FIGURES:
         problems.append(f"{md}: does not show {name}")
 if floor and "of the floor" not in text:
     problems.append(f"{md}: does not compare the models with the durable floor")
+# Section 4.1: scripts/takeover_bench.py's results, written by make_report.sh.
+takeover = out / "results" / "takeover.json"
+if not takeover.exists():
+    problems.append(f"{takeover}: missing (make_report.sh runs scripts/takeover_bench.py)")
+else:
+    t = json.loads(takeover.read_text())
+    if not t.get("takeovers_s") or not t.get("restarts_s") or not t.get("cost", {}).get("rounds"):
+        problems.append(f"{takeover}: no takeovers, restarts or cost rounds")
+    if not t.get("checks_passed"):
+        problems.append(f"{takeover}: its end-of-run check failed (acknowledged orders or conservation)")
+    if "takeover by the standby" not in text or "What the standby costs" not in text:
+        problems.append(f"{md}: section 4.1 does not show the takeover and cost figures")
 for p in problems:
     print("FAIL:", p)
 print(f"checked {len(rows)} runs ({len(failed)} failed), {len(plots.FIGURES)} figures, report.md/pdf; "

@@ -61,6 +61,33 @@ def load_manifest(results: Path) -> dict:
     return json.loads(p.read_text()) if p.exists() else {}
 
 
+TAKEOVER_FILE = "takeover.json"
+
+
+def load_takeover(results: Path) -> dict | None:
+    """scripts/takeover_bench.py --json's results (section 4.1, fig17), or None if not run
+    for this data set. Times are in seconds there; the medians here in ms."""
+    p = Path(results) / TAKEOVER_FILE
+    if not p.exists():
+        return None
+    d = json.loads(p.read_text())
+    for key in ("restarts_s", "takeovers_s", "pauses_s"):
+        xs = d.get(key) or []
+        d[key.replace("_s", "_ms")] = ({"median": median_of([x * 1000 for x in xs]),
+                                        "max": max(xs) * 1000, "min": min(xs) * 1000,
+                                        "n": len(xs)} if xs else None)
+    sides = [x[0] for x in d.get("takeover_server_ms") or []]
+    d["server_side_ms"] = ({"median": median_of(sides), "max": max(sides), "min": min(sides),
+                            "n": len(sides)} if sides else None)
+    return d
+
+
+def median_of(xs: list[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def is_floor(r: dict) -> bool:
     """A run of exchange-floor (the durable floor), not of the exchange server."""
     return r.get("system") == "floor"

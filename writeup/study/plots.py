@@ -36,6 +36,7 @@ FIGURES = {
     "fig14_seed000_series": "Seed 000 figs. 1-3: round trip by request index",
     "fig15_memory_vs_threads": "Seed 004 fig. 9: memory vs threads",
     "fig16_cpu_per_request": "CPU per request: server, PostgreSQL, client",
+    "fig17_takeover": "A hot standby: takeover vs restart, a paused leader, the standby's cost",
 }
 
 COLORS = {
@@ -527,6 +528,49 @@ def fig16(rows, out):
     return _save(fig, out, name)
 
 
+def fig17(results, rows, out):
+    """scripts/takeover_bench.py's results (takeover.json): every kill-to-served time by kind on
+    a log scale, and the cost rounds' throughput in the order they ran."""
+    name = "fig17_takeover"
+    d = an.load_takeover(results)
+    if not d:
+        return placeholder(out, name, f"no {an.TAKEOVER_FILE} (scripts/takeover_bench.py --json)")
+    cost = d.get("cost")
+    fig, axes = _fig(10, 4.2, ncols=2 if cost else 1)
+    ax = axes[0][0]
+    kinds = [("restart\n(kill -9)", d.get("restarts_s"), "#7f7f7f"),
+             ("standby takes\nover (kill -9)", d.get("takeovers_s"), "#1f77b4"),
+             (f"paused leader\n(lease {d.get('lease_ms', 0) / 1000:g} s)", d.get("pauses_s"), "#ff7f0e")]
+    kinds = [k for k in kinds if k[1]]
+    for i, (label, xs, c) in enumerate(kinds):
+        ms = sorted(x * 1000 for x in xs)
+        jitter = [i + 0.18 * ((j % 7) - 3) / 3 for j in range(len(ms))]
+        ax.scatter(jitter, ms, s=14, color=c, alpha=0.75, zorder=3)
+        med = an.median_of(ms)
+        ax.hlines(med, i - 0.3, i + 0.3, color="black", lw=1.6, zorder=4)
+        ax.annotate(f"median {med:,.0f} ms\n(n={len(ms)})", (i + 0.32, med), fontsize=7, va="center")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(kinds)), [k[0] for k in kinds], fontsize=8)
+    ax.set_xlim(-0.5, len(kinds) - 0.2)
+    ax.set_ylabel("kill (or SIGSTOP) to the first answered request, ms")
+    ax.set_title(f"{d.get('orders', 0):,} resting orders, {d.get('clients', '?')} clients", fontsize=9)
+    ax.grid(alpha=0.3, axis="y", which="both")
+    if cost:
+        ax = axes[0][1]
+        rs = cost["rounds"]
+        ax.bar([r["round"] for r in rs], [r["throughput"] for r in rs],
+               color=["#1f77b4" if r["standby"] else "#c7c7c7" for r in rs])
+        for label, key, c in (("alone", "alone_median", "#7f7f7f"), ("with a standby", "standby_median", "#1f77b4")):
+            ax.axhline(cost[key], color=c, ls="--", lw=1.2, label=f"median {label}: {cost[key]:,.0f}/s")
+        ax.set_xlabel("round (grey: alone, blue: a standby following)")
+        ax.set_ylabel("requests/s")
+        ax.set_title(f"the standby's cost ({cost['clients']} persistent clients): with/alone "
+                     f"{cost['median_pair_ratio']:.2f} per pair (median)", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+        ax.grid(alpha=0.3, axis="y")
+    return _save(fig, out, name)
+
+
 def make_all(results: Path, figures: Path, failures: list[str] | None = None) -> dict[str, Path]:
     results, figures = Path(results), Path(figures)
     figures.mkdir(parents=True, exist_ok=True)
@@ -535,7 +579,7 @@ def make_all(results: Path, figures: Path, failures: list[str] | None = None) ->
     plain = {"fig01": fig01, "fig02": fig02, "fig03": fig03, "fig04": fig04, "fig05": fig05,
              "fig06": fig06, "fig16": fig16}
     with_raw = {"fig07": fig07, "fig08": fig08, "fig09": fig09, "fig10": fig10, "fig11": fig11,
-                "fig12": fig12, "fig13": fig13, "fig14": fig14, "fig15": fig15}
+                "fig12": fig12, "fig13": fig13, "fig14": fig14, "fig15": fig15, "fig17": fig17}
     for name in FIGURES:
         key = name[:5]
         try:
