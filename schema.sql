@@ -27,6 +27,11 @@ CREATE TABLE IF NOT EXISTS positions (
   granted    NUMERIC NOT NULL CHECK (granted >= 0),   -- shares ever created by <create>
   PRIMARY KEY (account_id, symbol)
 );
+-- Each projection write updates most positions again (every half second under load). With half
+-- of each page free, the new version of a row fits on its page (a HOT update, no new entry in
+-- the primary key, which is text): measured, 45 % of these updates were HOT at the default 100,
+-- all of them at 50. The table is small (a row per account and symbol held).
+ALTER TABLE positions SET (fillfactor = 50);
 
 -- Order ids are assigned by the server in arrival order and never reused: at start-up it
 -- continues after the largest stored id (an id is only ever shown once its row committed).

@@ -1,6 +1,6 @@
 #include "market/decimal.hpp"
 
-#include <algorithm>
+#include <cstdint>
 
 #include "market/reject.hpp"
 
@@ -64,28 +64,46 @@ Decimal Decimal::parse_stored(std::string_view text) {
 }
 
 std::string Decimal::to_string() const {
-  Raw v = raw_ < 0 ? -raw_ : raw_;
-  Raw int_part = v / scale();
-  Raw frac = v % scale();
-  std::string digits;
-  do {
-    digits.push_back(static_cast<char>('0' + static_cast<int>(int_part % 10)));
-    int_part /= 10;
-  } while (int_part != 0);
-  if (raw_ < 0) digits.push_back('-');
-  std::reverse(digits.begin(), digits.end());
-  if (frac != 0) {
-    char buf[kScaleDigits];
-    for (int d = kScaleDigits - 1; d >= 0; --d) {
-      buf[d] = static_cast<char>('0' + static_cast<int>(frac % 10));
-      frac /= 10;
-    }
-    int len = kScaleDigits;
-    while (buf[len - 1] == '0') --len;
-    digits.push_back('.');
-    digits.append(buf, len);
+  const Raw v = raw_ < 0 ? -raw_ : raw_;
+  // Split at the scale in 64-bit arithmetic whenever the value fits (below about 18 million,
+  // which is nearly every price, amount and balance): a 128-bit division is a call into libgcc
+  // per digit, and this runs for every number of every reply and projected row.
+  unsigned __int128 int_part, frac;
+  if (v <= static_cast<Raw>(UINT64_MAX)) {
+    constexpr std::uint64_t kScale = 1000000000000ULL;  // 10^kScaleDigits
+    static_assert(static_cast<Raw>(kScale) == scale());
+    const auto small = static_cast<std::uint64_t>(v);
+    int_part = small / kScale;
+    frac = small % kScale;
+  } else {
+    int_part = static_cast<unsigned __int128>(v / scale());
+    frac = static_cast<unsigned __int128>(v % scale());
   }
-  return digits;
+  // At most 39 integer digits (2^127), a sign, a point and kScaleDigits fractional digits.
+  char buf[64];
+  char* const end = buf + sizeof buf;
+  char* p = end;
+  if (frac != 0) {
+    // The fraction fits in 64 bits (below 10^12) and keeps no trailing zeros.
+    auto f = static_cast<std::uint64_t>(frac);
+    int digits = kScaleDigits;
+    while (f % 10 == 0) {
+      f /= 10;
+      --digits;
+    }
+    for (; digits > 0; --digits, f /= 10) *--p = static_cast<char>('0' + f % 10);
+    *--p = '.';
+  }
+  if (int_part <= UINT64_MAX) {
+    auto i = static_cast<std::uint64_t>(int_part);
+    do *--p = static_cast<char>('0' + i % 10);
+    while ((i /= 10) != 0);
+  } else {
+    do *--p = static_cast<char>('0' + static_cast<int>(int_part % 10));
+    while ((int_part /= 10) != 0);
+  }
+  if (raw_ < 0) *--p = '-';
+  return std::string(p, end);
 }
 
 }  // namespace market

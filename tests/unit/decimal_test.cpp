@@ -125,6 +125,30 @@ TEST_CASE("parse_stored accepts 12 fractional digits and large values", "[decima
   CHECK_THROWS_AS(Decimal::parse_stored(std::string(26, '9')), DecimalError);
 }
 
+// to_string splits at the scale in 64-bit arithmetic while the raw value fits in 64 bits
+// (below about 18.4 million) and in 128-bit arithmetic above: both sides of that edge, and the
+// largest values, must print exactly and read back to the same value.
+TEST_CASE("to_string is exact on both sides of its 64-bit fast path", "[decimal][format]") {
+  // 2^64 - 1 raw units is 18446744.073709551615.
+  CHECK(Decimal::from_raw(Decimal::Raw(UINT64_MAX)).to_string() == "18446744.073709551615");
+  CHECK(Decimal::from_raw(Decimal::Raw(UINT64_MAX) + 1).to_string() == "18446744.073709551616");
+  CHECK(Decimal::from_raw(-Decimal::Raw(UINT64_MAX) - 1).to_string() == "-18446744.073709551616");
+  CHECK(dec("18446744").to_string() == "18446744");
+  CHECK(dec("18446745").to_string() == "18446745");
+  CHECK(dec("-999999999999.000001").to_string() == "-999999999999.000001");
+  CHECK(dec("123456789012.05").to_string() == "123456789012.05");
+  CHECK(Decimal::parse_stored("9999999999999999999999999.999999999999").to_string() ==
+        "9999999999999999999999999.999999999999");
+  CHECK(Decimal::parse_stored("-9999999999999999999999999.000000000001").to_string() ==
+        "-9999999999999999999999999.000000000001");
+  for (const char* text : {"0.05", "1.000001", "18446743.999999", "18446744.5", "7000000000",
+                           "0.000000000001", "-0.1", "5000000000000000000000"}) {
+    const Decimal d = Decimal::parse_stored(text);
+    CHECK(d.to_string() == text);
+    CHECK(Decimal::parse_stored(d.to_string()) == d);
+  }
+}
+
 TEST_CASE("to_string is canonical", "[decimal][format]") {
   CHECK(Decimal::from_int(125).to_string() == "125");
   CHECK(dec("0.5").to_string() == "0.5");
