@@ -23,23 +23,12 @@ import subprocess
 import sys
 import time
 
+from wire import request
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "build", "bin", "exchange-server")
 CLIENT = os.path.join(ROOT, "build", "bin", "exchange-client")
 PROBE_SYMBOL = "PROBE"  # never traded by the load: probes on it cannot match anything
-
-
-def request(port, xml):
-    data = xml.encode()
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(str(len(data)).encode() + b"\n" + data)
-        s.shutdown(socket.SHUT_WR)
-        chunks = []
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                return b"".join(chunks).decode()
-            chunks.append(chunk)
 
 
 def sql(db, query):

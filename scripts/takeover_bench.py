@@ -62,6 +62,8 @@ import threading
 import time
 import urllib.request
 
+from wire import request
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ACCOUNTS = 1000
 SYMBOLS = 10
@@ -88,21 +90,6 @@ def psql(db, query):
     if done.returncode != 0:
         raise SystemExit(f"takeover_bench: psql failed: {done.stderr.strip()}")
     return done.stdout.strip()
-
-
-def request(port, xml, timeout=10):
-    """One request on its own connection. Returns the reply, or raises ConnectionRefusedError
-    (nothing was delivered) or another OSError (sent, no reply: the outcome is unknown)."""
-    data = xml.encode()
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(str(len(data)).encode() + b"\n" + data)
-        s.shutdown(socket.SHUT_WR)
-        chunks = []
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                return b"".join(chunks).decode()
-            chunks.append(chunk)
 
 
 class Server:

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/admin_scrape.hpp"
+#include "support/checks.hpp"
 #include "support/environment.hpp"
 #include "support/raw_client.hpp"
 #include "support/server_process.hpp"
@@ -21,10 +22,6 @@
 using namespace testing_support;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string order(const std::string& account, int amount) {
   return "<transactions id=\"" + account + "\"><order sym=\"ADM\" amount=\"" +

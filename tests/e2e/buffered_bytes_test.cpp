@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/admin_scrape.hpp"
+#include "support/checks.hpp"
 #include "support/raw_client.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -33,10 +34,6 @@ const std::string kDecl = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 const std::string kBusy = "--max-buffered-bytes";
 
 std::string frame(const std::string& xml) { return std::to_string(xml.size()) + "\n" + xml; }
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // A server with a small budget and its admin port for the gauges.
 struct BudgetServer {

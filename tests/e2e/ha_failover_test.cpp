@@ -29,6 +29,7 @@
 #include <pqxx/pqxx>
 
 #include "support/admin_scrape.hpp"
+#include "support/checks.hpp"
 #include "support/environment.hpp"
 #include "support/random_traders.hpp"
 #include "support/reply_xml.hpp"
@@ -234,12 +235,7 @@ std::string sql(const std::string& query) {
 
 // The same without waiting for the projection first (while the traders run).
 std::string sql_now(const std::string& query) {
-  return with_retry([&] {
-    auto conn = connect_database();
-    pqxx::nontransaction tx(conn);
-    auto r = tx.exec1(query);
-    return std::string(r[0].is_null() ? "NULL" : r[0].c_str());
-  });
+  return with_retry([&] { return query_value_now(query); });
 }
 
 // A cluster for one test case, or exit 77 (skipped) when Patroni/etcd cannot be installed or
@@ -262,26 +258,6 @@ std::unique_ptr<HaCluster> cluster_or_skip(std::string& url) {
   REQUIRE(url.rfind("postgresql://", 0) == 0);
   return cluster;
 }
-
-template <typename Ready>
-bool wait_until(Ready ready, std::chrono::milliseconds at_most) {
-  const auto deadline = Clock::now() + at_most;
-  while (Clock::now() < deadline) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return ready();
-}
-
-bool contains(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
-
-// Every order's executed shares match its stored fills, on both sides.
-const char* kFillsMatchOrders =
-    "SELECT count(*) FROM orders o WHERE abs(o.amount) - o.open_amount <> "
-    "coalesce((SELECT sum(shares) FROM executions e WHERE e.id = ANY(o.execution_ids) "
-    "AND (e.buy_order = o.id OR e.sell_order = o.id)), 0)";
 
 }  // namespace
 
@@ -468,16 +444,17 @@ TEST_CASE(
       return false;
     }
   };
-  REQUIRE(wait_until(following, std::chrono::seconds(60)));
+  REQUIRE(wait_until(following, std::chrono::seconds(60), std::chrono::milliseconds(50)));
 
   RandomTraders traders(a.port(), 6, 300, 6, "HS", 2727);
-  REQUIRE(wait_until([&] { return traders.acknowledged() > 50; }, std::chrono::seconds(30)));
+  REQUIRE(wait_until([&] { return traders.acknowledged() > 50; }, std::chrono::seconds(30),
+                     std::chrono::milliseconds(50)));
   const std::string old_primary_port = sql_now("SELECT inet_server_port()");
   const std::string killed = cluster->kill_leader();
   INFO("killed the postmaster of " << killed);
   const int after_kill = traders.acknowledged();
   const bool resumed = wait_until([&] { return traders.acknowledged() > after_kill + 100; },
-                                  std::chrono::seconds(60));
+                                  std::chrono::seconds(60), std::chrono::milliseconds(50));
   const std::string a_log = a.log(), b_log = b.log();
   INFO("the active server's log:\n"
        << a_log << "\nthe standby's log:\n"
@@ -493,24 +470,24 @@ TEST_CASE(
   // Its appends were never blocked by the lock (they check the epoch), so it may serve again
   // before its keeper's next try takes the lock back: once a second.
   CHECK(wait_until([&] { return contains(a.log(), "took the writer lock again"); },
-                   std::chrono::seconds(30)));
+                   std::chrono::seconds(30), std::chrono::milliseconds(50)));
   // The standby follows the journal on the new primary.
   const long long committed = std::stoll(sql_now("SELECT max(seq) FROM journal"));
   CHECK(wait_until([&] { return scrape(b_admin, "exchange_journal_seq") >= committed; },
-                   std::chrono::seconds(30)));
-  CHECK(wait_until(following, std::chrono::seconds(10)));
+                   std::chrono::seconds(30), std::chrono::milliseconds(50)));
+  CHECK(wait_until(following, std::chrono::seconds(10), std::chrono::milliseconds(50)));
 
   // Now the exchange fails over, on the new primary.
   a.kill();
   traders.set_port(b.port());
   const bool took_over =
       wait_until([&] { return contains(b.log(), "takeover: serving as the active server"); },
-                 std::chrono::seconds(30));
+                 std::chrono::seconds(30), std::chrono::milliseconds(50));
   INFO("the standby's log after the kill:\n" << b.log());
   REQUIRE(took_over);
   const int at_takeover = traders.acknowledged();
   CHECK(wait_until([&] { return traders.acknowledged() > at_takeover + 50; },
-                   std::chrono::seconds(30)));
+                   std::chrono::seconds(30), std::chrono::milliseconds(50)));
   auto acked = traders.stop();
   CHECK(missing_orders(b.port(), acked).empty());
   CHECK(sql("SELECT count(*) FROM orders WHERE id = ANY(" + id_array(acked, false) + ")") ==

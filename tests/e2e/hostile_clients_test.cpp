@@ -31,6 +31,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/checks.hpp"
 #include "support/raw_client.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -56,10 +57,6 @@ constexpr int kFills = 60;
 constexpr int kLargeQueries = 400;
 
 std::string frame(const std::string& xml) { return std::to_string(xml.size()) + "\n" + xml; }
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // Bytes as C-style escapes where not printable ASCII, for failure messages.
 std::string printable(const std::string& bytes) {

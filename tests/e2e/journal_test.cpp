@@ -25,11 +25,6 @@ using market::Decimal;
 
 namespace {
 
-const char* kFillsMatchOrders =
-    "SELECT count(*) FROM orders o WHERE abs(o.amount) - o.open_amount <> "
-    "coalesce((SELECT sum(shares) FROM executions e WHERE e.id = ANY(o.execution_ids) "
-    "AND (e.buy_order = o.id OR e.sell_order = o.id)), 0)";
-
 long long value(const std::string& sql) { return std::stoll(query_value(sql)); }
 
 // Reads without waiting for the projection (query_value waits for it to catch up).

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/checks.hpp"
 #include "support/raw_client.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -27,10 +28,6 @@ std::vector<std::string> server_flags(const std::string& model, std::vector<std:
   std::vector<std::string> f = {"--concurrency", model, "--threads", "2", "--reset"};
   f.insert(f.end(), extra.begin(), extra.end());
   return f;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // A normal request, answered normally: a new account is created.

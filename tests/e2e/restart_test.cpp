@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/checks.hpp"
 #include "support/random_traders.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -13,22 +14,6 @@
 #include "support/wire_client.hpp"
 
 using namespace testing_support;
-
-namespace {
-
-// Every order's executed shares match its stored fills, on both sides.
-const char* kFillsMatchOrders =
-    "SELECT count(*) FROM orders o WHERE abs(o.amount) - o.open_amount <> "
-    "coalesce((SELECT sum(shares) FROM executions e WHERE e.id = ANY(o.execution_ids) "
-    "AND (e.buy_order = o.id OR e.sell_order = o.id)), 0)";
-
-void check_conservation() {
-  auto violations = conservation_violations();
-  for (const auto& v : violations) UNSCOPED_INFO(v);
-  CHECK(violations.empty());
-}
-
-}  // namespace
 
 TEST_CASE("a restart serves every acknowledged order, fill and cancel", "[e2e]") {
   bool crash = GENERATE(false, true);

@@ -7,11 +7,10 @@
 #include <chrono>
 #include <regex>
 #include <string>
-#include <thread>
 
 #include <catch2/catch.hpp>
-#include <pqxx/pqxx>
 
+#include "support/checks.hpp"
 #include "support/random_traders.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -29,35 +28,6 @@ namespace {
 const std::string kWriterLock =
     "locktype = 'advisory' AND classid = 1163412296 AND objid = 1465010516 AND objsubid = 1";
 
-// One value straight from the database (query_value would wait for the projection first).
-std::string sql(const std::string& query) {
-  auto conn = connect_database();
-  pqxx::nontransaction tx(conn);
-  auto r = tx.exec1(query);
-  return r[0].is_null() ? "NULL" : r[0].c_str();
-}
-
-void check_conservation() {
-  auto violations = conservation_violations();
-  for (const auto& v : violations) UNSCOPED_INFO(v);
-  CHECK(violations.empty());
-}
-
-bool contains(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
-
-// Waits until `ready` holds, up to `at_most`.
-template <typename Ready>
-bool wait_until(Ready ready, std::chrono::milliseconds at_most) {
-  auto deadline = Clock::now() + at_most;
-  while (Clock::now() < deadline) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return ready();
-}
-
 }  // namespace
 
 TEST_CASE("a second server on the same database is refused within seconds, naming the holder",
@@ -65,11 +35,11 @@ TEST_CASE("a second server on the same database is refused within seconds, namin
   ServerProcess first({"--concurrency", "pool", "--reset"});
   create_traders(first.port(), 800, 6, "SW");
   RandomTraders traders(first.port(), 3, 800, 6, "SW", 11);
-  REQUIRE(wait_until([&] { return traders.acknowledged() > 10; }, 10s));
+  REQUIRE(wait_until([&] { return traders.acknowledged() > 10; }, 10s, 50ms));
   // The session holding the lock: the first server's.
   const std::string holder =
-      sql("SELECT coalesce(string_agg(pid::text, ','), 'none') FROM pg_locks WHERE " + kWriterLock +
-          " AND granted");
+      query_value_now("SELECT coalesce(string_agg(pid::text, ','), 'none') FROM pg_locks WHERE " +
+                      kWriterLock + " AND granted");
 
   const auto started = Clock::now();
   // --reset: if it got anywhere near the tables, the first server's state would be gone.
@@ -86,13 +56,13 @@ TEST_CASE("a second server on the same database is refused within seconds, namin
 
   // The first server was not disturbed: it goes on serving, and keeps all it acknowledged.
   const int before = traders.acknowledged();
-  CHECK(wait_until([&] { return traders.acknowledged() > before + 20; }, 10s));
+  CHECK(wait_until([&] { return traders.acknowledged() > before + 20; }, 10s, 50ms));
   auto acked = traders.stop();
   CHECK(traders.error_replies() == 0);
   CHECK(missing_orders(first.port(), acked).empty());
   // Nor did the second server's --reset reach the database: the journal still begins with
   // the first request, and the tables hold every acknowledged order.
-  CHECK(sql("SELECT min(seq) FROM journal") == "1");
+  CHECK(query_value_now("SELECT min(seq) FROM journal") == "1");
   std::string ids;
   for (const auto& [id, ack] : acked) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   CHECK(query_value("SELECT count(*) FROM orders WHERE id IN (" + ids + ")") ==
@@ -107,22 +77,22 @@ TEST_CASE("a server whose writer lock went to another is fenced: it appends noth
   create_traders(a.port(), 820, 6, "FA");
   // A's requests are told apart in the journal by their accounts (820-825) and symbol FA.
   RandomTraders a_load(a.port(), 3, 820, 6, "FA", 21);
-  REQUIRE(wait_until([&] { return a_load.acknowledged() > 10; }, 10s));
+  REQUIRE(wait_until([&] { return a_load.acknowledged() > 10; }, 10s, 50ms));
 
   // B queues for the lock in PostgreSQL behind A.
   ServerProcess b({"--concurrency", "pool", "--writer-lock-wait-ms", "60000"},
                   ServerProcess::Start::Launched);
   const bool queued = wait_until(
       [&] {
-        return sql("SELECT count(*) FROM pg_locks WHERE " + kWriterLock + " AND NOT granted") ==
-               "1";
+        return query_value_now("SELECT count(*) FROM pg_locks WHERE " + kWriterLock +
+                               " AND NOT granted") == "1";
       },
-      20s);
+      20s, 50ms);
   INFO("B queued for the writer lock: " << queued);
   // Kill A's lock session: B gets the lock at once and bumps the writer epoch; A's keeper
   // finds the lock taken when it tries to take it back.
-  sql("SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE " + kWriterLock +
-      " AND granted");
+  query_value_now("SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE " + kWriterLock +
+                  " AND granted");
   const bool b_serving = b.wait_listening(30s);
   INFO("B's log:\n" << b.log());
   REQUIRE(b_serving);
@@ -156,7 +126,7 @@ TEST_CASE("a server whose writer lock went to another is fenced: it appends noth
   // B serves, and has everything A acknowledged.
   create_traders(b.port(), 840, 6, "FB");
   RandomTraders b_load(b.port(), 3, 840, 6, "FB", 31);
-  CHECK(wait_until([&] { return b_load.acknowledged() > 20; }, 10s));
+  CHECK(wait_until([&] { return b_load.acknowledged() > 20; }, 10s, 50ms));
   auto b_acked = b_load.stop();
   CHECK(b_load.error_replies() == 0);
   CHECK(missing_orders(b.port(), a_acked).empty());
@@ -169,11 +139,13 @@ TEST_CASE("a server whose writer lock went to another is fenced: it appends noth
   const std::string b_first = m[1];
   const std::string a_rows =
       "(request LIKE '%sym=\"FA\"%' OR request ~ '^<transactions id=\"82[0-5]\"')";
-  CHECK(sql("SELECT count(*) FROM journal WHERE seq >= " + b_first + " AND " + a_rows) == "0");
-  CHECK(sql("SELECT count(*) FROM journal WHERE seq >= (SELECT min(seq) FROM journal WHERE "
+  CHECK(query_value_now("SELECT count(*) FROM journal WHERE seq >= " + b_first + " AND " +
+                        a_rows) == "0");
+  CHECK(query_value_now(
+            "SELECT count(*) FROM journal WHERE seq >= (SELECT min(seq) FROM journal WHERE "
             "request LIKE '%sym=\"FB\"%') AND " +
             a_rows) == "0");
-  CHECK(sql("SELECT count(*) FROM journal WHERE seq >= " + b_first) != "0");
+  CHECK(query_value_now("SELECT count(*) FROM journal WHERE seq >= " + b_first) != "0");
   check_conservation();
   CHECK(b.stop() == 0);
 }
@@ -184,12 +156,13 @@ TEST_CASE("a server whose writer epoch was bumped is fenced at its next append",
   ServerProcess server({"--concurrency", "pool", "--reset"});
   create_traders(server.port(), 860, 6, "FE");
   RandomTraders traders(server.port(), 3, 860, 6, "FE", 41);
-  REQUIRE(wait_until([&] { return traders.acknowledged() > 10; }, 10s));
+  REQUIRE(wait_until([&] { return traders.acknowledged() > 10; }, 10s, 50ms));
   // What another writer does after taking the lock. The bump waits for an append in flight;
   // once it has committed, whatever the journal holds is all there may ever be.
-  sql("UPDATE writer_epoch SET epoch = epoch + 1, holder = 'single_writer_test', since = now() "
+  query_value_now(
+      "UPDATE writer_epoch SET epoch = epoch + 1, holder = 'single_writer_test', since = now() "
       "RETURNING epoch");
-  const std::string bumped_at = sql("SELECT coalesce(max(seq), 0) FROM journal");
+  const std::string bumped_at = query_value_now("SELECT coalesce(max(seq), 0) FROM journal");
 
   const auto code = server.wait_exit_for(15s);
   auto acked = traders.stop();
@@ -204,7 +177,7 @@ TEST_CASE("a server whose writer epoch was bumped is fenced at its next append",
   // The requests of the fenced batch were answered with the step-down error.
   CHECK(traders.error_replies() > 0);
   // Nothing was appended after the bump.
-  CHECK(sql("SELECT coalesce(max(seq), 0) FROM journal") == bumped_at);
+  CHECK(query_value_now("SELECT coalesce(max(seq), 0) FROM journal") == bumped_at);
 
   // Everything it acknowledged is there for the next server.
   server.restart();

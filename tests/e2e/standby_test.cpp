@@ -14,9 +14,9 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
-#include <pqxx/pqxx>
 
 #include "support/admin_scrape.hpp"
+#include "support/checks.hpp"
 #include "support/random_traders.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
@@ -24,38 +24,9 @@
 #include "support/wire_client.hpp"
 
 using namespace testing_support;
-using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 namespace {
-
-// One value straight from the database (query_value would wait for the projection first).
-std::string sql(const std::string& query) {
-  auto conn = connect_database();
-  pqxx::nontransaction tx(conn);
-  auto r = tx.exec1(query);
-  return r[0].is_null() ? "NULL" : r[0].c_str();
-}
-
-bool contains(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
-
-template <typename Ready>
-bool wait_until(Ready ready, std::chrono::milliseconds at_most) {
-  auto deadline = Clock::now() + at_most;
-  while (Clock::now() < deadline) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return ready();
-}
-
-void check_conservation() {
-  auto violations = conservation_violations();
-  for (const auto& v : violations) UNSCOPED_INFO(v);
-  CHECK(violations.empty());
-}
 
 const char* const kStandbyError = "this exchange server is the standby";
 
@@ -132,7 +103,7 @@ long long stored_accounts(const std::set<long long>& ids) {
   return std::stoll(query_value("SELECT count(*) FROM accounts WHERE id IN (" + list + ")"));
 }
 
-long long projected() { return std::stoll(sql("SELECT seq FROM projection_position")); }
+long long projected() { return std::stoll(query_value_now("SELECT seq FROM projection_position")); }
 
 // What a takeover's log says it took: the journal's end, and the projection's position.
 struct Handover {
@@ -178,7 +149,7 @@ TEST_CASE("a standby serves nothing, follows the journal and takes over at a kil
   AccountCreator accounts(a.port(), 5000000);
   REQUIRE(wait_until([&] { return traders.acknowledged() > 40; }, 20s));
   // It follows: its applied seq reaches what the active server had committed.
-  const long long committed = std::stoll(sql("SELECT max(seq) FROM journal"));
+  const long long committed = std::stoll(query_value_now("SELECT max(seq) FROM journal"));
   CHECK(wait_until([&] { return scrape(b.admin, "exchange_journal_seq") >= committed; }, 10s));
   // Killed once its projection has written something (so the standby must hand over a part
   // of what it replayed, not all of it).
@@ -285,8 +256,9 @@ TEST_CASE("a paused active server is replaced after its lease and, resumed, step
   // Not one journal entry after the takeover is the old server's.
   const std::string a_rows =
       "(request LIKE '%sym=\"SPA\"%' OR request ~ '^<transactions id=\"92[0-5]\"')";
-  CHECK(sql("SELECT count(*) FROM journal WHERE seq > " + taken_at + " AND " + a_rows) == "0");
-  CHECK(sql("SELECT count(*) FROM journal WHERE seq > " + taken_at) != "0");
+  CHECK(query_value_now("SELECT count(*) FROM journal WHERE seq > " + taken_at + " AND " +
+                        a_rows) == "0");
+  CHECK(query_value_now("SELECT count(*) FROM journal WHERE seq > " + taken_at) != "0");
   // Everything either acknowledged is served by the new leader.
   CHECK(missing_orders(b.process.port(), a_acked).empty());
   CHECK(missing_orders(b.process.port(), b_acked).empty());

@@ -82,4 +82,16 @@ std::string query_value(const std::string& sql) {
   return r[0].is_null() ? "NULL" : r[0].c_str();
 }
 
+std::string query_value_now(const std::string& sql) {
+  auto conn = connect_database();
+  pqxx::nontransaction tx(conn);
+  auto r = tx.exec1(sql);
+  return r[0].is_null() ? "NULL" : r[0].c_str();
+}
+
+const char* const kFillsMatchOrders =
+    "SELECT count(*) FROM orders o WHERE abs(o.amount) - o.open_amount <> "
+    "coalesce((SELECT sum(shares) FROM executions e WHERE e.id = ANY(o.execution_ids) "
+    "AND (e.buy_order = o.id OR e.sell_order = o.id)), 0)";
+
 }  // namespace testing_support

@@ -28,4 +28,13 @@ std::vector<std::string> conservation_violations();
 // A single number from a query, as text.
 std::string query_value(const std::string& sql);
 
+// The same straight from the database, without waiting for the projection (while a server is
+// writing, or for what is not in the projection), outside a transaction: a statement that
+// writes takes effect. "NULL" for a null value.
+std::string query_value_now(const std::string& sql);
+
+// Every order's executed shares match its stored fills, on both sides: query_value() of it is
+// "0".
+extern const char* const kFillsMatchOrders;
+
 }  // namespace testing_support
