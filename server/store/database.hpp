@@ -85,13 +85,17 @@ class Database {
   // while writer_epoch is `epoch`; throws Fenced (nothing written) once it is not.
   //
   // A write is a series of steps (a COPY or a statement) of at most kRowsPerStep rows per
-  // table, each ending with PostgreSQL's answer; after each but the last, `pace` (if given)
-  // is told how long it took and may pause, so that the write's CPU in PostgreSQL is spread
-  // out instead of taking a core in one burst (store::Projector does).
-  using Pace = std::function<void(std::chrono::steady_clock::duration step)>;
+  // table. As it goes, `pace` (if given) is told how many of the write's rows it has sent and
+  // how many there are in all, every kRowsPerPace rows of a COPY (PostgreSQL works on a COPY's
+  // rows as they arrive, a thousand at a time) and after each statement but the last, and may
+  // pause, so that the write's CPU in PostgreSQL is spread over time in small pieces instead
+  // of taking a core in bursts (store::Projector spreads a large write over most of the
+  // gather interval).
+  using Pace = std::function<void(std::size_t rows_sent, std::size_t rows_in_all)>;
   void project(const ProjectionRows& rows, std::int64_t through_seq, std::int64_t epoch,
                const Pace& pace = nullptr);
   static constexpr std::size_t kRowsPerStep = 5000;
+  static constexpr std::size_t kRowsPerPace = 250;
   // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)
   bool committed(const CommitMark& mark);
 

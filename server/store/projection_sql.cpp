@@ -12,7 +12,7 @@
 //   2. COPY of the orders after the largest stored id, each with the ids of its executions
 //      (orders.execution_ids: how an order's fills are found, with no index on executions'
 //      order columns), and of the executions after the largest stored id, kRowsPerStep rows
-//      to a COPY, so that `pace` can spread the work;
+//      to a COPY, with `pace` told every kRowsPerPace rows so that it can spread the work;
 //   3. one statement: symbols, accounts and positions upserted with their final values,
 //      the open amount and cancel time of orders stored before (and their new executions'
 //      ids appended), projection_position moved to `through_seq`, all only while
@@ -82,16 +82,20 @@ struct Changes {
   ArrayLiteral acc_id, acc_balance, acc_deposited;
   ArrayLiteral pos_account, pos_symbol, pos_amount, pos_granted;
   ArrayLiteral o_id, o_open, o_canceled, o_executions;
+  std::size_t rows = 0;
 };
 
-// Takes up to `n` elements of [it, end) that `wanted` accepts, with `add`, advancing `it`.
+// Takes up to `n` elements of [it, end) that `wanted` accepts, with `add`, advancing `it`;
+// returns how many it took.
 template <typename It, typename Wanted, typename Add>
-void take(It& it, It end, std::size_t n, Wanted wanted, Add add) {
-  for (; it != end && n > 0; ++it) {
+std::size_t take(It& it, It end, std::size_t n, Wanted wanted, Add add) {
+  std::size_t taken = 0;
+  for (; it != end && taken < n; ++it) {
     if (!wanted(*it)) continue;
     add(*it);
-    --n;
+    ++taken;
   }
+  return taken;
 }
 
 const auto kAll = [](const auto&) { return true; };
@@ -137,12 +141,6 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
   const auto is_new_order = [&](const auto& entry) { return entry.first > last_order; };
   const auto is_stored_order = [&](const auto& entry) { return entry.first <= last_order; };
 
-  // Each step ends with PostgreSQL's answer, so `pace` sees how long PostgreSQL worked on it.
-  const auto step = [&](const char* what, const auto& work) {
-    const auto started = std::chrono::steady_clock::now();
-    bounded(what, timeout_, work);
-    if (pace) pace(std::chrono::steady_clock::now() - started);
-  };
   // New orders in id order (each primary-key entry then goes to the rightmost leaf), kRowsPerStep
   // to a COPY.
   std::vector<const market::OrderRow*> new_orders;
@@ -150,8 +148,24 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
     if (is_new_order(entry)) new_orders.push_back(&entry.second);
   std::sort(new_orders.begin(), new_orders.end(),
             [](const market::OrderRow* a, const market::OrderRow* b) { return a->id < b->id; });
+
+  // The rows this write sends, for `pace`: the new orders and executions, then every changed
+  // row.
+  const std::size_t new_executions = static_cast<std::size_t>(
+      std::count_if(batch.executions.begin(), batch.executions.end(),
+                    [&](const market::ExecutionRow& e) { return e.id > last_execution; }));
+  const std::size_t rows_in_all = new_orders.size() + new_executions + batch.symbols.size() +
+                                  batch.accounts.size() + batch.positions.size() +
+                                  (batch.orders.size() - new_orders.size());
+  std::size_t rows_sent = 0;
+  // Called as each row goes into a COPY; never after the last row of the write (the commit
+  // is not held back).
+  const auto sent_one = [&] {
+    if (++rows_sent % kRowsPerPace == 0 && rows_sent < rows_in_all && pace)
+      pace(rows_sent, rows_in_all);
+  };
   for (std::size_t from = 0; from < new_orders.size(); from += kRowsPerStep) {
-    step("appending orders", [&] {
+    bounded("appending orders", timeout_, [&] {
       pqxx::stream_to copy(
           tx, "orders",
           std::vector<std::string>{"id", "account_id", "symbol", "amount", "limit_price",
@@ -162,6 +176,7 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
         copy << std::make_tuple(o.id, o.account, o.symbol, text(o.amount), text(o.limit),
                                 text(o.open), o.created_at,
                                 o.canceled_at ? canceled.c_str() : nullptr, fills_of(o.id));
+        sent_one();
       }
       copy.complete();
     });
@@ -170,13 +185,15 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
   for (auto it = batch.executions.begin(); it != batch.executions.end();) {
     while (it != batch.executions.end() && it->id <= last_execution) ++it;
     if (it == batch.executions.end()) break;
-    step("appending executions", [&] {
+    bounded("appending executions", timeout_, [&] {
       pqxx::stream_to copy(tx, "executions",
                            std::vector<std::string>{"id", "buy_order", "sell_order", "shares",
                                                     "price", "executed_at"});
-      for (std::size_t n = 0; it != batch.executions.end() && n < kRowsPerStep; ++it, ++n)
+      for (std::size_t n = 0; it != batch.executions.end() && n < kRowsPerStep; ++it, ++n) {
         copy << std::make_tuple(it->id, it->buy_order, it->sell_order, text(it->shares),
                                 text(it->price), it->time);
+        sent_one();
+      }
       copy.complete();
     });
   }
@@ -188,21 +205,22 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
   const auto next_changes = [&] {
     const std::size_t n = kRowsPerStep;
     Changes c;
-    take(sym_it, batch.symbols.end(), n, kAll, [&](const std::string& s) { c.sym.add(s); });
-    take(acc_it, batch.accounts.end(), n, kAll, [&](const auto& entry) {
+    c.rows +=
+        take(sym_it, batch.symbols.end(), n, kAll, [&](const std::string& s) { c.sym.add(s); });
+    c.rows += take(acc_it, batch.accounts.end(), n, kAll, [&](const auto& entry) {
       const auto& row = entry.second;
       c.acc_id.add(row.id);
       c.acc_balance.add(row.balance);
       c.acc_deposited.add(row.deposited);
     });
-    take(pos_it, batch.positions.end(), n, kAll, [&](const auto& entry) {
+    c.rows += take(pos_it, batch.positions.end(), n, kAll, [&](const auto& entry) {
       const auto& row = entry.second;
       c.pos_account.add(row.account);
       c.pos_symbol.add(row.symbol);
       c.pos_amount.add(row.amount);
       c.pos_granted.add(row.granted);
     });
-    take(ord_it, batch.orders.end(), n, is_stored_order, [&](const auto& entry) {
+    c.rows += take(ord_it, batch.orders.end(), n, is_stored_order, [&](const auto& entry) {
       const auto& row = entry.second;
       c.o_id.add(row.id);
       c.o_open.add(row.open);
@@ -223,7 +241,6 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
   bool ours = true;
   do {
     Changes c = next_changes();
-    const auto started = std::chrono::steady_clock::now();
     ours = bounded("projecting changed rows", timeout_, [&] {
       return tx.exec_prepared1("write_changes", c.sym.done(), c.acc_id.done(), c.acc_balance.done(),
                                c.acc_deposited.done(), c.pos_account.done(), c.pos_symbol.done(),
@@ -232,7 +249,8 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
                                through_seq, epoch)[0]
                  .as<std::int64_t>() == 1;
     });
-    if (ours && more() && pace) pace(std::chrono::steady_clock::now() - started);
+    rows_sent += c.rows;
+    if (ours && more() && pace) pace(rows_sent, rows_in_all);
   } while (ours && more());
   if (!ours) {
     tx.abort();  // what the COPYs appended goes too

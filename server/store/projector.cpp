@@ -70,6 +70,7 @@ void Projector::enqueue(Queued&& queued) {
 void Projector::discard_queue() {
   std::unique_lock<std::mutex> lock(mutex_);
   ++generation_;
+  wake_.notify_all();  // a write pausing between its rows goes on at once
   queue_.clear();
   drained_.wait(lock, [this] { return !writing_; });
   pending_rows_ = 0;
@@ -135,14 +136,26 @@ void Projector::release_waits() {
 
 bool Projector::write(const ProjectionRows& rows, std::int64_t through_seq,
                       std::uint64_t generation, std::size_t queued) {
-  // After each step of the write, a pause as long as the step: the write's PostgreSQL CPU is
-  // spread over about twice its length instead of taking a core in one burst from the group
-  // commit (a burst doubled the replies' p99, docs/PERFORMANCE.md). Not while the projection
-  // is behind (the next write is due already), nor when stopping.
-  const auto pace = [this, queued](std::chrono::steady_clock::duration step) {
+  // A large write's rows are spread evenly over most of the gather interval, a few hundred
+  // at a time (Database::kRowsPerPace): its PostgreSQL CPU is then a steady share of a core
+  // instead of bursts that hold up the group commit (a write in 5,000-row steps made every
+  // half second a 300 ms stretch of 2-4 times the replies' p99, docs/PERFORMANCE.md). At most
+  // a quarter of --db-timeout-ms, so that no step of the write nears the timeout. Small writes
+  // (an idle server's, a test's) are not held back, nor is a write while the projection is
+  // behind (the next one is due already), when stopping, fenced or discarded; a retry goes
+  // at full speed (its start has passed).
+  const auto started = std::chrono::steady_clock::now();
+  const auto spread = std::min<std::chrono::steady_clock::duration>(gather_ * 4 / 5, timeout_ / 4);
+  const auto pace = [this, queued, generation, started, spread](std::size_t sent, std::size_t all) {
+    if (all < kRowsToSpread) return;
+    const auto until =
+        started + spread * static_cast<std::int64_t>(sent) / static_cast<std::int64_t>(all);
     std::unique_lock<std::mutex> lock(mutex_);
-    if (stopping_ || fenced_ || pending_rows_ >= queued + kMaxRowsPerWrite / 2) return;
-    wake_.wait_for(lock, step, [this] { return stopping_ || fenced_; });
+    const auto give_up = [this, generation] {
+      return stopping_ || fenced_ || generation_ != generation;
+    };
+    if (give_up() || pending_rows_ >= queued + kMaxRowsPerWrite / 2) return;
+    wake_.wait_until(lock, until, give_up);
   };
   auto last_error_log = std::chrono::steady_clock::time_point();
   for (int attempt = 1;; ++attempt) {

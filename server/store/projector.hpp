@@ -47,6 +47,8 @@ class Projector {
   // about this much plus one write.
   static constexpr std::chrono::milliseconds kDefaultGather{500};
   static constexpr std::chrono::milliseconds kQuietFor{50};
+  // A write of at least this many rows is spread over most of the gather interval (write()).
+  static constexpr std::size_t kRowsToSpread = 5000;
 
   // Runs once, on the projector's thread, when one of its writes was fenced; with why.
   using FencedFn = std::function<void(const std::string& why)>;
