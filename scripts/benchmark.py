@@ -27,7 +27,10 @@ ends, also on an exception, Ctrl-C or SIGTERM. The bench's trading accounts are 
 Before the first row it prints a legend: what each column and line means and where the targets
 come from; the last line counts the targets met and says what to do next.
 --server runs each throughput case once per listed server binary, one after the other (e.g. a
-build of another commit beside this one, for before/after figures from the same run).
+build of another commit beside this one, for before/after figures from the same run); in the
+cases measured against the floor the binaries alternate instead, round by round with one floor
+run per round (--repeat rounds), so a before/after comparison is not skewed by the machine
+getting busier or quieter during the run.
 
 The durable floor: for the cases the throughput issues compare with it ("persistent sessions,
 1 order/request, 64 clients": at least 0.8 of the floor, and a p99 at most 1.5 times the
@@ -284,43 +287,52 @@ def run(args, seconds, soak):
         report(name, model, f"{value:,.0f}", unit, f">={target:,}",
                f"p99 {p99:.2f} ms{' (target <= 10)' if p99_rule else ''}, errors {errors}{note}", ok, counted)
 
-    def floor_case(name, model, bargs, unit, target, binary):
-        """Server and floor alternately, --repeat times; then the server's row and the ratio."""
+    def floor_case(name, model, bargs, unit, target, binaries):
+        """Each server binary, then the floor, --repeat times (with several binaries, rounds of
+        all of them and one floor, so each is compared with floors measured between its own
+        rounds); then each binary's row and its ratio."""
         least, p99_max = FLOOR_TARGETS[name]
-        rounds = []
+        rounds = {binary: [] for binary in binaries}
+        floors = []
         for i in range(args.repeat):
-            rep, split = measure(start_server(db, model, server=binary), seconds, bargs, pg)
             tag = f" [round {i + 1}/{args.repeat}]" if args.repeat > 1 else ""
-            p99 = rep["latency_ms"]["p99"]
-            errors = rep["error_replies"] + rep["connection_errors"]
-            # With one round this is the usual row; with more, every round is shown and the
-            # medians below are what counts.
-            server_row(name, model, unit, target, rep["throughput_items_ps"], p99, errors,
-                       counted=args.repeat == 1, note=tag)
-            print(split.line(), flush=True)
+            for binary in binaries:
+                if len(binaries) > 1:
+                    print(f"server: {binary}", flush=True)
+                rep, split = measure(start_server(db, model, server=binary), seconds, bargs, pg)
+                p99 = rep["latency_ms"]["p99"]
+                errors = rep["error_replies"] + rep["connection_errors"]
+                # With one round this is the usual row; with more, every round is shown and the
+                # medians below are what counts.
+                server_row(name, model, unit, target, rep["throughput_items_ps"], p99, errors,
+                           counted=args.repeat == 1, note=tag)
+                print(split.line(), flush=True)
+                rounds[binary].append((rep["throughput_items_ps"], p99, errors))
             frep, fsplit = measure(start_floor(floor_db, model), seconds, bargs, pg, "floor", FLOOR_DB)
             print(f"{'  floor (exchange-floor, same model and bench)':<55} {model:<9} "
                   f"{frep['throughput_items_ps']:>10,.0f} {'req/s':<9} p99 {frep['latency_ms']['p99']:.2f} ms, "
                   f"errors {frep['error_replies'] + frep['connection_errors']}{tag}", flush=True)
             print(fsplit.line(), flush=True)
-            rounds.append((rep["throughput_items_ps"], p99, errors, frep["throughput_items_ps"],
-                           frep["latency_ms"]["p99"]))
-        values = [r[0] for r in rounds]
-        p99s = [r[1] for r in rounds]
-        ratios = [r[0] / r[3] if r[3] else 0.0 for r in rounds]
-        if args.repeat > 1:
-            server_row(name, model, unit, target, statistics.median(values), statistics.median(p99s),
-                       sum(r[2] for r in rounds), note=f" (medians of {args.repeat} rounds)")
-        ratio, p99 = statistics.median(ratios), statistics.median(p99s)
-        floor_p99 = statistics.median(r[4] for r in rounds)
-        ok = ratio >= least and (p99_max is None or p99 <= p99_max * floor_p99)
-        want = f">={least}" + (f", p99<={p99_max:g}x" if p99_max is not None else "")
-        detail = (f"{statistics.median(values):,.0f} vs {statistics.median(r[3] for r in rounds):,.0f}/s"
-                  + (f", p99 {p99:.2f} vs {floor_p99:.2f} ms ({p99 / floor_p99 if floor_p99 else 0:.1f}x)"
-                     if p99_max is not None else ""))
-        if args.repeat > 1:
-            detail += f"; median of {', '.join(f'{r:.2f}' for r in ratios)}"
-        report("  server / floor", model, f"{ratio:.2f}x", "of floor", want, detail, ok, case=name)
+            floors.append((frep["throughput_items_ps"], frep["latency_ms"]["p99"]))
+        floor_p99 = statistics.median(f[1] for f in floors)
+        for binary in binaries:
+            if len(binaries) > 1:
+                print(f"server: {binary}", flush=True)
+            values = [r[0] for r in rounds[binary]]
+            p99s = [r[1] for r in rounds[binary]]
+            ratios = [r[0] / f[0] if f[0] else 0.0 for r, f in zip(rounds[binary], floors)]
+            if args.repeat > 1:
+                server_row(name, model, unit, target, statistics.median(values), statistics.median(p99s),
+                           sum(r[2] for r in rounds[binary]), note=f" (medians of {args.repeat} rounds)")
+            ratio, p99 = statistics.median(ratios), statistics.median(p99s)
+            ok = ratio >= least and (p99_max is None or p99 <= p99_max * floor_p99)
+            want = f">={least}" + (f", p99<={p99_max:g}x" if p99_max is not None else "")
+            detail = (f"{statistics.median(values):,.0f} vs {statistics.median(f[0] for f in floors):,.0f}/s"
+                      + (f", p99 {p99:.2f} vs {floor_p99:.2f} ms ({p99 / floor_p99 if floor_p99 else 0:.1f}x)"
+                         if p99_max is not None else ""))
+            if args.repeat > 1:
+                detail += f"; median of {', '.join(f'{r:.2f}' for r in ratios)}"
+            report("  server / floor", model, f"{ratio:.2f}x", "of floor", want, detail, ok, case=name)
 
     print(f"benchmark: {seconds:g} s per case after 1 s of warm-up; machine: {os.cpu_count()} cores, "
           f"{open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
@@ -330,14 +342,17 @@ def run(args, seconds, soak):
                  cores=not args.only or "core" in args.only, memory=not args.only or "memory" in args.only),
           flush=True)
     servers = args.server.split(",") if args.server else [SERVER]
+    floor_cases_done = set()
     for (name, model, bargs, unit, target), binary in [(c, b) for c in CASES for b in servers]:
         if args.only and args.only not in name:
             continue
+        if floor_db and name in FLOOR_TARGETS:
+            if name not in floor_cases_done:  # every binary at once, in alternating rounds
+                floor_cases_done.add(name)
+                floor_case(name, model, bargs, unit, target, servers)
+            continue
         if len(servers) > 1:
             print(f"server: {binary}", flush=True)
-        if floor_db and name in FLOOR_TARGETS:
-            floor_case(name, model, bargs, unit, target, binary)
-            continue
         rep, split = measure(start_server(db, model, server=binary), seconds, bargs, pg)
         server_row(name, model, unit, target, rep["throughput_items_ps"], rep["latency_ms"]["p99"],
                    rep["error_replies"] + rep["connection_errors"])
