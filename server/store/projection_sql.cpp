@@ -30,6 +30,7 @@
 
 #include <pqxx/pqxx>
 
+#include "store/copy_text.hpp"
 #include "store/database.hpp"
 #include "store/database_internal.hpp"
 
@@ -100,9 +101,6 @@ std::size_t take(It& it, It end, std::size_t n, Wanted wanted, Add add) {
 
 const auto kAll = [](const auto&) { return true; };
 
-std::string text(std::int64_t v) { return std::to_string(v); }
-std::string text(const market::Decimal& v) { return v.to_string(); }
-
 }  // namespace
 
 void Database::prepare_writes() {
@@ -158,11 +156,26 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
                                   batch.accounts.size() + batch.positions.size() +
                                   (batch.orders.size() - new_orders.size());
   std::size_t rows_sent = 0;
-  // Called as each row goes into a COPY; never after the last row of the write (the commit
-  // is not held back).
-  const auto sent_one = [&] {
-    if (++rows_sent % kRowsPerPace == 0 && rows_sent < rows_in_all && pace)
-      pace(rows_sent, rows_in_all);
+  // Called as each block of rows goes into a COPY and after each statement; never after the
+  // last row of the write (the commit is not held back).
+  const auto sent = [&](std::size_t rows) {
+    rows_sent += rows;
+    if (rows_sent < rows_in_all && pace) pace(rows_sent, rows_in_all);
+  };
+  // Rows go into a COPY kRowsPerPace at a time (store/copy_text.hpp).
+  CopyText rows;
+  const auto end_row = [&](pqxx::stream_to& copy) {
+    rows.end_row();
+    if (rows.rows() < kRowsPerPace) return;
+    const std::size_t n = rows.rows();
+    rows.send(copy);
+    sent(n);
+  };
+  const auto finish = [&](pqxx::stream_to& copy) {
+    const std::size_t n = rows.rows();
+    rows.send(copy);
+    copy.complete();
+    if (n > 0) sent(n);
   };
   for (std::size_t from = 0; from < new_orders.size(); from += kRowsPerStep) {
     bounded("appending orders", timeout_, [&] {
@@ -172,13 +185,16 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
                                    "open_amount", "created_at", "canceled_at", "execution_ids"});
       for (std::size_t i = from; i < std::min(from + kRowsPerStep, new_orders.size()); ++i) {
         const market::OrderRow& o = *new_orders[i];
-        const std::string canceled = o.canceled_at ? text(*o.canceled_at) : std::string();
-        copy << std::make_tuple(o.id, o.account, o.symbol, text(o.amount), text(o.limit),
-                                text(o.open), o.created_at,
-                                o.canceled_at ? canceled.c_str() : nullptr, fills_of(o.id));
-        sent_one();
+        rows.field(o.id).field(o.account).field(o.symbol).field(o.amount).field(o.limit);
+        rows.field(o.open).field(o.created_at);
+        if (o.canceled_at)
+          rows.field(*o.canceled_at);
+        else
+          rows.null();
+        rows.field(fills_of(o.id));
+        end_row(copy);
       }
-      copy.complete();
+      finish(copy);
     });
   }
   // New executions likewise (they are in id order).
@@ -190,11 +206,11 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
                            std::vector<std::string>{"id", "buy_order", "sell_order", "shares",
                                                     "price", "executed_at"});
       for (std::size_t n = 0; it != batch.executions.end() && n < kRowsPerStep; ++it, ++n) {
-        copy << std::make_tuple(it->id, it->buy_order, it->sell_order, text(it->shares),
-                                text(it->price), it->time);
-        sent_one();
+        rows.field(it->id).field(it->buy_order).field(it->sell_order).field(it->shares);
+        rows.field(it->price).field(it->time);
+        end_row(copy);
       }
-      copy.complete();
+      finish(copy);
     });
   }
 
@@ -249,8 +265,7 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
                                through_seq, epoch)[0]
                  .as<std::int64_t>() == 1;
     });
-    rows_sent += c.rows;
-    if (ours && more() && pace) pace(rows_sent, rows_in_all);
+    if (ours && more()) sent(c.rows);
   } while (ours && more());
   if (!ours) {
     tx.abort();  // what the COPYs appended goes too
