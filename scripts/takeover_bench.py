@@ -43,8 +43,10 @@ shares are conserved (exit 1 if not).
 --json FILE writes every figure (each round, the summaries, date, machine, load, commit) for
 the study's report (writeup/results/takeover.json: writeup/study/report.py reads it).
 
-Without --db a private PostgreSQL is started in .local/takeover-bench-pg (scripts/local-pg.sh).
-Every server it starts is stopped at the end, also on Ctrl-C. Ports: free ones, picked at start.
+Without --db a private PostgreSQL is started in .local/takeover-bench-pg on port 25889
+(--pg-port; scripts/local-pg.sh) and stopped at the end if this run started it (one already
+running there is used and left running). Every server it starts is stopped at the end, also on
+Ctrl-C. The servers' ports: free ones, picked at start.
 """
 import argparse
 import datetime
@@ -65,6 +67,11 @@ import urllib.request
 from wire import request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "writeup"))
+from study.procs import start_local_pg, stop_local_pg  # noqa: E402
+
+PG_DIR = os.path.join(ROOT, ".local", "takeover-bench-pg")
+PG_PORT = 25889
 ACCOUNTS = 1000
 SYMBOLS = 10
 
@@ -554,6 +561,8 @@ def main():
                     help="in the cost rounds, run the standby under nice -n N (it shares the cores)")
     ap.add_argument("--json", help="write every figure to this file (for writeup/results/takeover.json)")
     ap.add_argument("--db", help="database URL (default: private PostgreSQL in .local/takeover-bench-pg)")
+    ap.add_argument("--pg-port", type=int, default=PG_PORT,
+                    help=f"port of the private PostgreSQL when there is no --db (default {PG_PORT})")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     ap.add_argument("--server-bin", help="exchange-server to run (default: BUILD_DIR/bin/exchange-server)")
     ap.add_argument("--client-bin", help="exchange-client for the cost rounds (default: BUILD_DIR/bin/exchange-client)")
@@ -565,9 +574,15 @@ def main():
               "machine": machine(), "orders": args.orders, "clients": args.clients,
               "lease_ms": args.lease_ms, "load_seconds": args.load_seconds,
               "standby_poll_ms": (args.standby_poll_ms or [server_default(binary, "standby-poll-ms")])[0]}
-    db = args.db or subprocess.run(
-        [os.path.join(ROOT, "scripts", "local-pg.sh"), "start", os.path.join(ROOT, ".local", "takeover-bench-pg"),
-         str(free_port())], check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    # A cluster this run starts is stopped at its end (the `finally` below); one that was
+    # running already is someone else's.
+    pg_started = False
+    if args.db:
+        db = args.db
+    else:
+        db, pg_started = start_local_pg(PG_DIR, args.pg_port)
+        log(f"PostgreSQL in {os.path.relpath(PG_DIR, ROOT)} (port {args.pg_port}): "
+            + ("started by this run, stopped at its end" if pg_started else "already running, used and left running"))
     logs = [tempfile.NamedTemporaryFile(prefix=f"takeover_bench_{x}_", suffix=".log", delete=False)
             for x in "ab"]
     servers = [Server(binary, db, free_port(), free_port(), logs[i]) for i in range(2)]
@@ -687,6 +702,8 @@ def main():
             load.stopping = True
         for s in servers:
             s.stop()
+        if pg_started:
+            stop_local_pg(PG_DIR, say=log)
 
 
 if __name__ == "__main__":
