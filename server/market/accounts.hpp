@@ -2,9 +2,9 @@
 // An account's money and holdings. Cash and positions never go below zero: what open orders
 // reserve has already been taken out of them.
 #include <string>
-#include <unordered_map>
 
 #include "market/decimal.hpp"
+#include "market/string_map.hpp"
 
 namespace market {
 
@@ -16,7 +16,7 @@ struct Position {
 struct Account {
   Decimal cash;       // available, not reserved by open buys
   Decimal deposited;  // the balance it was created with
-  std::unordered_map<std::string, Position> positions;
+  StringMap<Position> positions;
   std::size_t open_orders = 0;  // resting on a book
 };
 

@@ -20,6 +20,7 @@
 #include "market/effects.hpp"
 #include "market/order_book.hpp"
 #include "market/reject.hpp"
+#include "market/string_map.hpp"
 #include "market/types.hpp"
 
 namespace market {
@@ -106,8 +107,8 @@ class Engine {
   void rest(OrderBook& book, Order& order);
   void take_off(OrderBook& book, Order& order);
 
-  std::unordered_map<std::string, Account> accounts_;
-  std::unordered_map<std::string, OrderBook> books_;
+  StringMap<Account> accounts_;
+  StringMap<OrderBook> books_;
   std::unordered_map<OrderId, Order> orders_;
   OrderId next_order_id_ = 1;
   std::int64_t next_execution_id_ = 1;

@@ -4,7 +4,6 @@
 // projector's thread merges what the group commit hands on (store/projector.cpp), a replay
 // merges its chunks itself (app/replay.cpp); Database::project writes the result.
 #include <cstddef>
-#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -12,14 +11,18 @@
 #include <vector>
 
 #include "market/effects.hpp"
+#include "market/string_map.hpp"
 #include "store/deferred_effects.hpp"
 
 namespace store {
 
 struct ProjectionRows {
   std::set<std::string> symbols;
-  std::unordered_map<std::string, market::AccountRow> accounts;
-  std::map<std::pair<std::string, std::string>, market::PositionRow> positions;
+  market::StringMap<market::AccountRow> accounts;
+  // By (account, symbol), in no order: a write sorts them (Database::project).
+  std::unordered_map<std::pair<std::string, std::string>, market::PositionRow,
+                     market::StringPairHash>
+      positions;
   std::unordered_map<market::OrderId, market::OrderRow> orders;
   std::vector<market::ExecutionRow> executions;
   // Rows as the requests produced them, before merging (DeferredEffects::rows()): what the

@@ -216,7 +216,15 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
 
   auto sym_it = batch.symbols.begin();
   auto acc_it = batch.accounts.begin();
-  auto pos_it = batch.positions.begin();
+  // Positions in key order, as the primary key has them: neighbours in the index are written
+  // one after another.
+  using PositionEntry = std::pair<const std::pair<std::string, std::string>, market::PositionRow>;
+  std::vector<const PositionEntry*> positions;
+  positions.reserve(batch.positions.size());
+  for (const auto& entry : batch.positions) positions.push_back(&entry);
+  std::sort(positions.begin(), positions.end(),
+            [](const PositionEntry* a, const PositionEntry* b) { return a->first < b->first; });
+  auto pos_it = positions.cbegin();
   auto ord_it = batch.orders.begin();
   const auto next_changes = [&] {
     const std::size_t n = kRowsPerStep;
@@ -229,8 +237,8 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
       c.acc_balance.add(row.balance);
       c.acc_deposited.add(row.deposited);
     });
-    c.rows += take(pos_it, batch.positions.end(), n, kAll, [&](const auto& entry) {
-      const auto& row = entry.second;
+    c.rows += take(pos_it, positions.cend(), n, kAll, [&](const PositionEntry* entry) {
+      const auto& row = entry->second;
       c.pos_account.add(row.account);
       c.pos_symbol.add(row.symbol);
       c.pos_amount.add(row.amount);
@@ -250,7 +258,7 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
   };
   const auto more = [&] {
     return sym_it != batch.symbols.end() || acc_it != batch.accounts.end() ||
-           pos_it != batch.positions.end() || ord_it != batch.orders.end();
+           pos_it != positions.cend() || ord_it != batch.orders.end();
   };
   // At least one statement, which moves the position (and checks the fence) however few rows
   // changed.
