@@ -79,17 +79,17 @@ class Database {
   // Writes `rows` into the SQL tables in one transaction and sets projection_position to
   // `through_seq` with them (store/projection_sql.cpp): orders and executions after the
   // largest stored ids are appended with COPY, the rows that change (balances, positions,
-  // orders stored before) are written by one statement per kRowsPerStep rows of each table,
+  // orders stored before) are written by one statement per kRowsPerPace rows of each table,
   // each call bounded by the timeout on its own. Idempotent: a write whose seq the position has
   // reached is skipped, and ids already stored are updated, never inserted twice. Writes only
   // while writer_epoch is `epoch`; throws Fenced (nothing written) once it is not.
   //
-  // A write is a series of steps (a COPY or a statement) of at most kRowsPerStep rows per
-  // table. As it goes, `pace` (if given) is told how many of the write's rows it has sent and
-  // how many there are in all, every kRowsPerPace rows of a COPY (PostgreSQL works on a COPY's
-  // rows as they arrive, a thousand at a time) and after each statement but the last, and may
-  // pause, so that the write's CPU in PostgreSQL is spread over time in small pieces instead
-  // of taking a core in bursts (store::Projector spreads a large write over most of the
+  // A write is a series of steps: COPYs of at most kRowsPerStep rows, statements of at most
+  // kRowsPerPace rows per table. As it goes, `pace` (if given) is told how many of the write's rows
+  // it has sent and how many there are in all, every kRowsPerPace rows of a COPY (PostgreSQL works
+  // on a COPY's rows as they arrive, a thousand at a time) and after each statement but the last,
+  // and may pause, so that the write's CPU in PostgreSQL is spread over time in small pieces
+  // instead of taking a core in bursts (store::Projector spreads a large write over most of the
   // gather interval).
   using Pace = std::function<void(std::size_t rows_sent, std::size_t rows_in_all)>;
   void project(const ProjectionRows& rows, std::int64_t through_seq, std::int64_t epoch,

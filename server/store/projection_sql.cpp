@@ -13,11 +13,14 @@
 //      (orders.execution_ids: how an order's fills are found, with no index on executions'
 //      order columns), and of the executions after the largest stored id, kRowsPerStep rows
 //      to a COPY, with `pace` told every kRowsPerPace rows so that it can spread the work;
-//   3. one statement: symbols, accounts and positions upserted with their final values,
-//      the open amount and cancel time of orders stored before (and their new executions'
-//      ids appended), projection_position moved to `through_seq`, all only while
-//      writer_epoch is still ours (the same fence as the journal's, journal_sql.cpp); with
-//      more than kRowsPerStep rows of a table, several such statements;
+//   3. statements of at most kRowsPerPace rows of each table, `pace` told after each: symbols,
+//      accounts and positions upserted with their final values, the open amount and cancel
+//      time of orders stored before (and their new executions' ids appended), and
+//      projection_position moved to `through_seq`, all only while writer_epoch is still ours
+//      (the same fence as the journal's, journal_sql.cpp). Small statements because one
+//      statement of all of them (about 5,000 rows a write under load) took a core for tens of
+//      milliseconds at once, the largest burst left in the write: in 250-row statements the
+//      replies' p99 was lower in every round (docs/PERFORMANCE.md);
 //   4. commit, or roll back if the fence found another writer's epoch (nothing is written).
 // Re-projecting is harmless: an id at or below the largest stored one is an update, never a
 // second insert.
@@ -77,7 +80,7 @@ WITH fence AS MATERIALIZED (
 SELECT count(*) FROM fence
 )SQL";
 
-// One statement's share of the changed rows: up to kRowsPerStep of each table.
+// One statement's share of the changed rows: up to kRowsPerPace of each table.
 struct Changes {
   ArrayLiteral sym;
   ArrayLiteral acc_id, acc_balance, acc_deposited;
@@ -227,7 +230,7 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
   auto pos_it = positions.cbegin();
   auto ord_it = batch.orders.begin();
   const auto next_changes = [&] {
-    const std::size_t n = kRowsPerStep;
+    const std::size_t n = kRowsPerPace;
     Changes c;
     c.rows +=
         take(sym_it, batch.symbols.end(), n, kAll, [&](const std::string& s) { c.sym.add(s); });

@@ -39,8 +39,8 @@ namespace store {
 class Projector {
  public:
   static constexpr std::size_t kWarnPendingRows = 1000000;
-  // Rows merged into one write at most (each statement of it holds at most
-  // Database::kRowsPerStep per table): about a second of projection here.
+  // Rows merged into one write at most (each COPY of it holds at most Database::kRowsPerStep
+  // rows, each statement Database::kRowsPerPace per table): about a second of projection here.
   static constexpr std::size_t kMaxRowsPerWrite = 100000;
   // How long queued effects gather before a write by default (unless kMaxRowsPerWrite are
   // queued, or no batch came for kQuietFor): under load the projection trails the journal by

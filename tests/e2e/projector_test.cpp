@@ -106,7 +106,7 @@ TEST_CASE(
   // Held back so that both land in one write; the first alone needs two statements.
   store::Projector projector(database_url(), epoch, 5s, 0, 400ms);
   projector.start();
-  const std::size_t per_statement = store::Database::kRowsPerStep;
+  const std::size_t per_statement = store::Database::kRowsPerPace;  // changed rows
   store::ProjectionRows merged;  // as a replay hands over a chunk
   for (std::size_t i = 0; i < per_statement + 5; ++i) {
     market::Effects fx;
