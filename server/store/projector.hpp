@@ -29,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "store/database.hpp"
 #include "store/deferred_effects.hpp"
@@ -114,6 +115,11 @@ class Projector {
   // `queued`: the rows they were before merging (their share of pending_rows()).
   bool write(const ProjectionRows& rows, std::int64_t through_seq, std::uint64_t generation,
              std::size_t queued);
+  // Waits until `until` for a write of `queued` rows in `generation`, so that its CPU is
+  // spread out; not at all (or no longer) once stopping, fenced, the queue was discarded, or
+  // the projection is behind (half a write's rows more queued behind it).
+  void pause_until(std::chrono::steady_clock::time_point until, std::uint64_t generation,
+                   std::size_t queued);
   // A connection for the next write: a new one after a failure, and then the failed one's
   // backend is ended (a statement the timeout cut off may still be running there).
   void connect();
@@ -147,6 +153,9 @@ class Projector {
     std::size_t rows() const { return merged.rows + effects.rows(); }
   };
   void enqueue(Queued&& queued);
+  // Merges what run() took off the queue (`queued` rows before merging), half of the time:
+  // after each millisecond of merging it pauses for one (pause_until).
+  ProjectionRows merge(std::vector<Queued>& taken, std::uint64_t generation, std::size_t queued);
   std::deque<Queued> queue_;
   // In queue_ and in the write in progress; changed under mutex_, read by metrics without.
   std::atomic<std::size_t> pending_rows_{0};
