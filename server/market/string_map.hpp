@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <boost/container_hash/hash.hpp>
+
 namespace market {
 
 struct StringHash {
@@ -24,8 +26,9 @@ struct StringHash {
 // A pair of strings (an account and a symbol: a position's key).
 struct StringPairHash {
   std::size_t operator()(const std::pair<std::string, std::string>& p) const {
-    const std::size_t h = std::hash<std::string>{}(p.first);
-    return h ^ (std::hash<std::string>{}(p.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    std::size_t h = std::hash<std::string>{}(p.first);
+    boost::hash_combine(h, std::hash<std::string>{}(p.second));
+    return h;
   }
 };
 
