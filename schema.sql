@@ -80,17 +80,6 @@ BEGIN
   END IF;
 END $$;
 
--- One row: the last journal batch committed, as (writer, batch): a random number per server process
--- and the batch's sequence number. Every group commit updates it in the same statement, so
--- when the connection breaks during a commit the server reads it back and knows whether that
--- commit went through, instead of telling clients "not applied" about something that was.
-CREATE TABLE IF NOT EXISTS commit_marker (
-  singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
-  writer    BIGINT NOT NULL,
-  batch     BIGINT NOT NULL
-);
-INSERT INTO commit_marker (writer, batch) VALUES (0, 0) ON CONFLICT DO NOTHING;
-
 -- The durable record: one row per accepted request that changed something, in engine order.
 -- Replaying `request` (the payload as received) at time `at` into the state of the tables
 -- above as of projection_position.seq rebuilds the engine exactly; `first_order_id` is the
@@ -105,6 +94,17 @@ CREATE TABLE IF NOT EXISTS journal (
 -- The children of `request` the live server refused by a limit (--max-accounts and the like),
 -- as "3,17"; NULL when none. A replay refuses exactly these, whatever the limits are then.
 ALTER TABLE journal ADD COLUMN IF NOT EXISTS refused TEXT;
+-- The last row of each group commit's batch carries its mark (NULL on the batch's other rows):
+-- `writer`, a random number per server process, and `batch`, that process's count of batches.
+-- When the connection breaks during a commit the server looks for the row (the batch's last
+-- seq with its mark) instead of telling clients "not applied" about something that was. The
+-- mark used to be a one-row table, commit_marker, updated by every commit: while a projection
+-- write (a transaction of up to half a second) held back PostgreSQL's cleanup horizon, each
+-- update left a row version that every later commit read again (the table grew by about five
+-- pages a second under load, and the commits slowed with it).
+ALTER TABLE journal ADD COLUMN IF NOT EXISTS writer BIGINT;
+ALTER TABLE journal ADD COLUMN IF NOT EXISTS batch BIGINT;
+DROP TABLE IF EXISTS commit_marker;
 
 -- One row: which server may write this database. A server takes the writer lock (a session
 -- advisory lock, held for the process's life) and then bumps `epoch` once, before it loads the

@@ -8,13 +8,13 @@
 // by the floor's, measured in the same run (scripts/benchmark.py), is how close the exchange
 // comes to the cost of durability alone.
 //
-// It writes the server's `journal` and `commit_marker` tables (the same schema, the same
-// statement), so it needs a database of its own: it refuses one that holds an exchange's
-// state. Like the server it takes the database's writer lock and epoch (store/writer_lock.hpp),
-// so its appends carry the same fence and a second floor on its database is refused. Flags:
-// --port, --bind, --db (or $DATABASE_URL), --concurrency, --threads, --reset, --log-level,
-// --help. SIGINT/SIGTERM: stop accepting, let in-flight requests commit (10 s), exit 0 (3 if
-// some had to be failed; 4 if another process took its database over, 1 if one held it).
+// It writes the server's `journal` table (the same schema, the same statement), so it needs a
+// database of its own: it refuses one that holds an exchange's state. Like the server it takes
+// the database's writer lock and epoch (store/writer_lock.hpp), so its appends carry the same
+// fence and a second floor on its database is refused. Flags: --port, --bind, --db (or
+// $DATABASE_URL), --concurrency, --threads, --reset, --log-level, --help. SIGINT/SIGTERM: stop
+// accepting, let in-flight requests commit (10 s), exit 0 (3 if some had to be failed; 4 if
+// another process took its database over, 1 if one held it).
 //
 // The process is the server's own (cli::serve, cli/serve.hpp): the floor differs only in what
 // it serves (FloorService below) and in its flags.
@@ -62,7 +62,7 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
       opts, cfg.serving,
       "IPv4 address to listen on (local by default: it journals whatever it is sent)",
       "PostgreSQL connection string or URI (default: $DATABASE_URL); a database of its own, not "
-      "an exchange's: it writes the journal and commit_marker tables");
+      "an exchange's: it writes the journal table");
   opts.add_options()("reset", po::bool_switch(&cfg.reset), "empty the journal before serving");
   if (auto status = cli::parse_serving_flags(argc, argv, opts, opts, cfg.serving)) {
     exit_code = *status;
@@ -98,7 +98,7 @@ class FloorService final : public cli::Service {
         // Seqs continue after the stored ones: they are the journal's primary key.
         last_seq_(start.db.last_journal_seq()),
         // Exactly the server's write path: the same writer (broken connections resolved
-        // through commit_marker) behind the same group commit.
+        // through the batch's marked journal row) behind the same group commit.
         writer_(start.options.serving.db, start.writer_epoch, start.options.db_timeout,
                 start.options.db_timeout),
         batcher_(

@@ -34,7 +34,9 @@ void BatchWriter::fence(const std::string& why) {
 }
 
 void BatchWriter::write(const std::vector<JournalEntry>& entries, std::uint64_t sequence) {
-  const CommitMark mark{writer_id_, static_cast<std::int64_t>(sequence)};
+  // The last entry carries the mark (a written batch always has entries: Batcher::run).
+  const CommitMark mark{writer_id_, static_cast<std::int64_t>(sequence),
+                        entries.empty() ? 0 : entries.back().seq};
   {
     std::lock_guard<std::mutex> lock(fenced_mutex_);
     if (!fenced_.empty()) throw Fenced(fenced_);

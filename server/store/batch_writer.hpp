@@ -5,9 +5,9 @@
 // A connection that breaks during a commit leaves its outcome unknown: PostgreSQL may have
 // committed and lost only the answer. The writer then reconnects, makes sure the old
 // connection's backend is gone (terminating it if needed: while it lives, a statement it
-// received may still commit), and reads commit_marker to learn which it was, so clients are
-// never told "not applied" about a committed request. A commit that gets no answer within
-// the database timeout counts as a broken connection (the watchdog closes it).
+// received may still commit), and looks for the batch's marked last journal row to learn which
+// it was, so clients are never told "not applied" about a committed request. A commit that gets
+// no answer within the database timeout counts as a broken connection (the watchdog closes it).
 //
 // Every write carries the writer epoch this process was given (store/writer_lock.hpp): one that
 // finds another epoch in place throws Fenced, and so does every write after it, without

@@ -93,17 +93,21 @@ std::int64_t Database::load_unbounded(market::Engine& engine) {
 }
 
 bool Database::committed(const CommitMark& mark) {
-  return bounded("reading commit_marker", timeout_, [&] {
+  return bounded("asking whether a batch committed", timeout_, [&] {
     // A write, not a plain read: its commit returns only once it is as durable as any of the
     // server's commits must be (with synchronous replication, on the standby too), and WAL
     // reaches the standby in order, so a batch it finds is durable there as well. A batch whose
     // wait for the standby was cut short (our watchdog, or the old backend being terminated)
-    // is committed on the primary only: reading the marker alone would acknowledge it, and a
-    // failover right after would lose it.
+    // is committed on the primary only: reading the row alone would acknowledge it, and a
+    // failover right after would lose it. A batch it does not find needs no such wait: the old
+    // backend is gone, so nothing of it can still commit.
     pqxx::work tx(*conn_);
-    auto row = tx.exec1("UPDATE commit_marker SET writer = writer RETURNING writer, batch");
+    auto rows = tx.exec_params(
+        "UPDATE journal SET writer = writer WHERE seq = $1 AND writer = $2 AND batch = $3 "
+        "RETURNING 1",
+        mark.seq, mark.writer, mark.batch);
     tx.commit();
-    return row[0].as<std::int64_t>() == mark.writer && row[1].as<std::int64_t>() == mark.batch;
+    return rows.size() == 1;
   });
 }
 

@@ -38,10 +38,13 @@ struct Backend {
   std::string started;
 };
 
-// Which batch a commit carried: `writer` is random per server process, `batch` its sequence.
+// Which batch a commit carried: `writer` is random per server process, `batch` its count of
+// batches, stamped on the batch's last journal entry, `seq`. (A seq alone would not do: a
+// failed batch's seqs are used again by the next one, and another process may use them too.)
 struct CommitMark {
   std::int64_t writer = 0;
   std::int64_t batch = 0;
+  std::int64_t seq = 0;
 };
 
 // The row of writer_epoch: whose turn it is to write this database (store/writer_lock.hpp).
@@ -96,7 +99,9 @@ class Database {
                const Pace& pace = nullptr);
   static constexpr std::size_t kRowsPerStep = 5000;
   static constexpr std::size_t kRowsPerPace = 250;
-  // Whether the last committed batch is `mark`. (Batches commit one at a time, in order.)
+  // Whether the batch `mark` names committed: its last journal entry is there with its mark.
+  // Ask only once the connection that wrote it is gone (end_backend), and only about a batch
+  // not yet projected (the projection's trim could have deleted its entries otherwise).
   bool committed(const CommitMark& mark);
 
   // A round trip (SELECT 1): whether PostgreSQL answers on this connection. Throws if not.
@@ -114,7 +119,7 @@ class Database {
 
   // The journal (store/journal_sql.cpp). Prepares write_journal; call once the schema exists.
   void prepare_journal_write();
-  // Appends journal `entries` and records `mark` in commit_marker, in one statement,
+  // Appends journal `entries`, the last one stamped with `mark`, in one statement,
   // if writer_epoch is still `epoch`. Throws on failure; nothing is stored then, unless the
   // connection broke during the commit itself: committed() tells. Throws Fenced (nothing
   // stored) if another writer's epoch is in place.

@@ -8,20 +8,19 @@
 namespace store {
 namespace {
 
-// The batch's journal rows as parallel arrays, with the commit marker in the same statement:
-// one round trip, one transaction, and the marker tells a broken connection's outcome. Both
-// are written only while writer_epoch is still ours ($7): `fence` takes the row FOR SHARE, so
-// a bump (an UPDATE) waits for this commit, and a statement that comes after a bump (or waited
-// for one: READ COMMITTED re-checks the updated row) finds no row and writes nothing. What it
-// returns, 1 or 0, says which.
+// The batch's journal rows as parallel arrays, its last row (seq $9) stamped with the batch's
+// mark, writer $5 and batch $6: one round trip, one transaction, and the mark tells a broken
+// connection's outcome (Database::committed). Written only while writer_epoch is still ours ($7):
+// `fence` takes the row FOR SHARE, so a bump (an UPDATE) waits for this commit, and a statement
+// that comes after a bump (or waited for one: READ COMMITTED re-checks the updated row) finds no
+// row and writes nothing. What it returns, 1 or 0, says which.
 const char* kWriteJournal = R"SQL(
 WITH fence AS MATERIALIZED (
   SELECT epoch FROM writer_epoch WHERE epoch = $7 FOR SHARE
-), marker AS (
-  UPDATE commit_marker SET writer = $5, batch = $6 WHERE EXISTS (SELECT FROM fence)
 ), appended AS (
-  INSERT INTO journal (seq, at, first_order_id, request, refused)
-  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $8::text[])
+  INSERT INTO journal (seq, at, first_order_id, request, refused, writer, batch)
+  SELECT s, a, f, r, x, CASE WHEN s = $9 THEN $5::bigint END, CASE WHEN s = $9 THEN $6::bigint END
+  FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $8::text[]) AS e(s, a, f, r, x)
   WHERE EXISTS (SELECT FROM fence)
 )
 SELECT count(*) FROM fence
@@ -60,7 +59,8 @@ void Database::write_journal(const std::vector<JournalEntry>& entries, const Com
   const bool ours = bounded("committing a batch", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);
     return tx.exec_prepared1("write_journal", seq.done(), at.done(), first_order_id.done(),
-                             request.done(), mark.writer, mark.batch, epoch, refused.done())[0]
+                             request.done(), mark.writer, mark.batch, epoch, refused.done(),
+                             mark.seq)[0]
                .as<std::int64_t>() == 1;
   });
   if (!ours) throw fenced(epoch);

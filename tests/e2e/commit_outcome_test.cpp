@@ -1,5 +1,5 @@
-// The group commit's record of which batch committed last (commit_marker), read back when a
-// connection breaks during a commit: it decides between "committed after all" and "not
+// The group commit's mark on each batch's last journal row, looked for when a connection
+// breaks during a commit: it decides between "committed after all" and "not
 // applied", so a client is never told a committed request failed. The group commit writes
 // journal rows; a write PostgreSQL refuses here is one that repeats a journal seq.
 #include <chrono>
@@ -45,23 +45,30 @@ std::int64_t fresh_schema() {
 
 }  // namespace
 
-TEST_CASE("commit_marker names the last committed batch, and only that one", "[e2e]") {
+TEST_CASE("a batch's mark on its last journal row tells whether it committed", "[e2e]") {
   const std::int64_t epoch = fresh_schema();
   store::Database db(database_url());
   db.prepare_journal_write();
-  db.write_journal(account_batch(1, "990001"), {42, 7}, epoch);
-  CHECK(db.committed({42, 7}));
-  CHECK_FALSE(db.committed({42, 6}));
-  CHECK_FALSE(db.committed({41, 7}));
+  auto batch = account_batch(1, "990001");
+  batch.push_back(account_batch(2, "990003")[0]);
+  db.write_journal(batch, {42, 7, 2}, epoch);
+  CHECK(db.committed({42, 7, 2}));
+  CHECK_FALSE(db.committed({42, 7, 1}));  // only the last row is marked
+  CHECK_FALSE(db.committed({41, 7, 2}));  // another process's batch ending at the same seq
+  CHECK_FALSE(db.committed({42, 8, 2}));  // a later batch of ours that reused the seqs
+  CHECK(query_value("SELECT string_agg(coalesce(writer || '/' || batch, '-'), ',' ORDER BY seq) "
+                    "FROM journal") == "-,42/7");
 
   // A write PostgreSQL refuses (seq 1 again breaks the primary key) stores nothing, not even
   // its mark.
-  CHECK_THROWS(db.write_journal(account_batch(1, "990002"), {42, 8}, epoch));
+  CHECK_THROWS(db.write_journal(account_batch(1, "990002"), {42, 8, 1}, epoch));
   store::Database other(database_url());
-  CHECK(other.committed({42, 7}));
-  CHECK_FALSE(other.committed({42, 8}));
-  CHECK(journal_seqs() == "1");
+  CHECK(other.committed({42, 7, 2}));
+  CHECK_FALSE(other.committed({42, 8, 1}));
+  CHECK(journal_seqs() == "1,2");
   CHECK(query_value("SELECT count(*) FROM journal WHERE request LIKE '%990002%'") == "0");
+  // Asking is a write (it waits for a synchronous standby like a commit) that changes nothing.
+  CHECK(query_value("SELECT count(*) FROM journal WHERE writer IS NOT NULL") == "1");
 }
 
 TEST_CASE("BatchWriter: a refused write is 'not applied', then the writer carries on", "[e2e]") {
@@ -115,8 +122,8 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing stored, no
   CHECK_THROWS_AS(writer.write(account_batch(3, "990033"), 3), store::Fenced);
   CHECK(journal_seqs() == "1");
   store::Database db(database_url());
-  CHECK_FALSE(db.committed({0, 2}));
-  CHECK(query_value("SELECT batch FROM commit_marker") == "1");
+  CHECK_FALSE(db.committed({0, 2, 2}));
+  CHECK(query_value("SELECT count(*) FROM journal WHERE writer IS NOT NULL") == "1");
   // The projection is fenced the same way.
   db.prepare_writes();
   CHECK_THROWS_AS(db.project(account_rows("990034"), 2, epoch), store::Fenced);
