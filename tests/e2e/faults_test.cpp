@@ -108,9 +108,10 @@ TEST_CASE("the server rides out a PostgreSQL restart under load", "[e2e]") {
                                           << log);
   CHECK(static_cast<int>(acked.size()) >= after_restart + 50);
   // The server noticed the restart. Either a batch failed and its requests were refused with
-  // an error, or the connection broke around a commit that, as the commit marker showed after
-  // reconnecting, went through; then those requests are acknowledged and the ones that arrived
-  // meanwhile wait in the next batch, so a restart can pass with no error at all.
+  // an error, or the connection broke around a commit that, as the batch's mark on its last
+  // journal row showed after reconnecting, went through; then those requests are acknowledged
+  // and the ones that arrived meanwhile wait in the next batch, so a restart can pass with no
+  // error at all.
   bool batch_failed = log.find("writing batch") != std::string::npos;
   bool commit_confirmed = log.find("but the commit went through") != std::string::npos;
   CHECK((batch_failed || commit_confirmed));

@@ -192,7 +192,7 @@ class Report:
         fm = self.manifest.get("floor_models")
         self.w("**The durable floor.** `exchange-floor` is the server's listener, session state "
                "machine, concurrency models and group commit (the same journal statement with its "
-               "commit marker, one transaction per batch, `synchronous_commit` on) behind a "
+               "batch's commit mark, one transaction per batch, `synchronous_commit` on) behind a "
                "handler that appends each request, unparsed, as one journal row and answers a "
                "fixed one-order reply once the row has committed: no XML parsing, no matching, no "
                "rendering, no projection. Its throughput is **what durable request/reply costs "
@@ -1195,7 +1195,7 @@ class Report:
                "(`target_session_attrs=read-write`): after the leader's postmaster is killed "
                "under load, Patroni promotes the synchronous standby and the exchange commits "
                "again after 2.4-3.5 s, with every acknowledged order on the new primary (the "
-               "commit-marker check, itself a replicated write, resolves the batch in flight). "
+               "check for the batch's commit mark, itself a replicated write, resolves the batch in flight). "
                "On this 2-core machine, with both nodes sharing the cores, synchronous "
                "replication cost about 30 % of throughput and asynchronous replication up to "
                "10 %, which loses the last commits on a failover. Across machines the extra "
