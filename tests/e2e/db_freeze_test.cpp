@@ -207,7 +207,8 @@ FreezeFigures freeze_under_load(const std::vector<std::string>& flags, int first
   CHECK(load.successes_since(frozen_at) >= 50);
   CHECK(load.no_reply() == 0);  // every request got a reply, none hung to the client's timeout
   // Every waiting request was answered within the bound: the watchdog's limit, the batch's
-  // mark looked for on a fresh connection, a reload (each at most the limit), plus scheduling slack.
+  // mark looked for on a fresh connection, a reload (each at most the limit), plus scheduling
+  // slack.
   CHECK(figures.longest_request_ms < 3 * timeout_ms + 2000);
   CHECK(log.find("no answer from PostgreSQL within " + std::to_string(timeout_ms) + " ms") !=
         std::string::npos);
