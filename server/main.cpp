@@ -420,6 +420,7 @@ class TradingService final : public cli::Service {
     o.writer_epoch = context.writer_epoch;
     o.conninfo = context.options.serving.db;
     o.db_timeout = context.options.db_timeout;
+    o.commit_gather = cli::commit_gather(context.options.serving);
     o.closed_orders_cached = cfg.closed_orders_cached;
     o.archive_connections = cfg.archive_connections;
     o.journal_keep = cfg.journal_keep;

@@ -45,6 +45,7 @@ DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
           }),
       archive_({options_.conninfo, options_.db_timeout, options_.archive_connections}) {
   projector_.gather_for(options_.projection_gather);
+  batcher_.gather(options_.commit_gather);
 }
 
 DurableEngine::~DurableEngine() { stop(true); }

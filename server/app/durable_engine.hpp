@@ -42,6 +42,8 @@ namespace app {
 
 struct DurableEngineOptions {
   std::string conninfo;
+  // How the group commit gathers under load (--commit-wait-us, --commit-batch).
+  store::CommitGather commit_gather;
   // Bounds every PostgreSQL call (--db-timeout-ms); a broken commit's outcome is looked up for
   // as long.
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;

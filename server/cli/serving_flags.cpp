@@ -32,6 +32,12 @@ void add_serving_flags(po::options_description& opts, ServingFlags& flags,
       "one per core)")("max-threads",
                        po::value(&flags.max_threads)->default_value(flags.max_threads),
                        "most threads of the self-sizing pools (fotp, adaptive)")(
+      "commit-wait-us", po::value(&flags.commit_wait_us)->default_value(flags.commit_wait_us),
+      "under load (the last commit carried at least a quarter of --commit-batch requests), how "
+      "long the group commit lets a smaller batch fill before writing it: fewer, larger commits "
+      "cost PostgreSQL less per request; 0: write each batch at once")(
+      "commit-batch", po::value(&flags.commit_batch)->default_value(flags.commit_batch),
+      "the batch size the group commit stops waiting at (--commit-wait-us)")(
       "log-level", po::value(&flags.log_level)->default_value(flags.log_level),
       "error | warn | info | debug (debug shows every pool resize)");
 }
@@ -67,6 +73,10 @@ std::optional<int> parse_serving_flags(int argc, char** argv,
     problem = "--log-level must be error, warn, info or debug";
   else if (flags.max_threads < 1 || flags.min_threads > flags.max_threads)
     problem = "need 1 <= --max-threads and --min-threads <= --max-threads";
+  else if (flags.commit_wait_us > 100000)
+    problem = "--commit-wait-us must be at most 100000 (every reply under load waits for it)";
+  else if (flags.commit_batch < 1 || flags.commit_batch > 100000)
+    problem = "--commit-batch must be between 1 and 100000";
   if (!problem.empty()) {
     EXCHANGE_LOG(error) << problem;
     return 2;
@@ -86,6 +96,10 @@ concurrency::ModelOptions model_options(const ServingFlags& flags) {
   options.min_threads = flags.min_threads;
   options.max_threads = flags.max_threads;
   return options;
+}
+
+store::CommitGather commit_gather(const ServingFlags& flags) {
+  return {std::chrono::microseconds(flags.commit_wait_us), flags.commit_batch};
 }
 
 }  // namespace cli

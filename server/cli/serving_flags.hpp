@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "concurrency/model.hpp"
+#include "store/batcher.hpp"
 
 namespace cli {
 
@@ -24,11 +25,18 @@ struct ServingFlags {
   unsigned min_threads = 4;
   unsigned max_threads = 1024;
   std::string log_level = "info";
+  // The group commit's gathering under load (store::CommitGather): --commit-wait-us,
+  // --commit-batch.
+  unsigned commit_wait_us = 300;
+  unsigned commit_batch = 32;
 };
 
-// Adds --help, --port, --bind, --db, --concurrency, --threads, --min-threads, --max-threads and
-// --log-level; `bind_help` and `db_help` say what the address and the database are in this
-// binary.
+// The group commit's gathering the flags ask for.
+store::CommitGather commit_gather(const ServingFlags& flags);
+
+// Adds --help, --port, --bind, --db, --concurrency, --threads, --min-threads, --max-threads,
+// --commit-wait-us, --commit-batch and --log-level; `bind_help` and `db_help` say what the address
+// and the database are in this binary.
 void add_serving_flags(boost::program_options::options_description& opts, ServingFlags& flags,
                        const std::string& bind_help, const std::string& db_help);
 

@@ -113,6 +113,7 @@ class FloorService final : public cli::Service {
             }),
         handler_(batcher_) {
     batcher_.set_next_seq(last_seq_ + 1);
+    batcher_.gather(cli::commit_gather(start.options.serving));
   }
 
   serving::Handler& handler() override { return handler_; }

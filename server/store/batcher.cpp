@@ -171,6 +171,12 @@ void Batcher::run() {
       wake_.wait(lock, [this] { return stopping_ || !open_.empty(); });
       writer_idle_ = false;
       if (open_.empty()) return;  // stopping, nothing left to write
+      if (!stopping_ && gather_.should_wait(open_.requests, last_size)) {
+        // Unlocked, and not idle: submits meanwhile join the open batch without waking us.
+        lock.unlock();
+        std::this_thread::sleep_for(gather_.wait);
+        lock.lock();
+      }
       batch = std::move(open_);
       open_ = std::move(next);
       poisoned = open_poisoned_;

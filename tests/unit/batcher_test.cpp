@@ -207,3 +207,42 @@ TEST_CASE("A committed batch hands its effects on through its last seq, before i
   CHECK_FALSE(handed[1].replied);
   batcher.stop();
 }
+
+TEST_CASE("Under load a small batch waits to fill; after a small batch it does not",
+          "[unit][batcher]") {
+  // A long wait, so that the submits below land inside it on any machine: the test asserts
+  // which requests share a batch, never how long anything took.
+  GatedWrites writes;
+  store::Batcher batcher([&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
+                         [](store::Batcher&, store::Ticket, store::CommitResult) {});
+  batcher.gather({std::chrono::seconds(1), 8});
+  batcher.start();
+  const auto a = batcher.submit(entry("a"), {});
+  writes.wait_entered(1);  // [a]: nothing before it, so no wait
+  const auto b = batcher.submit(entry("b"), {});
+  const auto c = batcher.submit(entry("c"), {});
+  writes.release();
+  writes.wait_entered(2);  // [b, c]: after a batch of one (less than 8 / 4), no wait
+  const auto d = batcher.submit(entry("d"), {});
+  writes.release();
+  // [d, ...]: after a batch of two, with fewer than 8 open, the writer waits before sealing.
+  const auto e = batcher.submit(entry("e"), {});
+  const auto f = batcher.submit(entry("f"), {});
+  writes.wait_entered(3);
+  writes.release();
+  auto done = outcome_of(batcher, f.ticket);
+  CHECK(done.get() == store::CommitResult::Committed);
+  CHECK(writes.written ==
+        std::vector<std::vector<std::int64_t>>{{a.seq}, {b.seq, c.seq}, {d.seq, e.seq, f.seq}});
+  batcher.stop();
+}
+
+TEST_CASE("CommitGather waits only when the last batch was busy and the open one is small",
+          "[unit][batcher]") {
+  const store::CommitGather gather{std::chrono::microseconds(300), 32};
+  CHECK(gather.should_wait(10, 16));
+  CHECK_FALSE(gather.should_wait(32, 16));  // full enough
+  CHECK_FALSE(gather.should_wait(1, 7));    // the server is not busy: no one to wait for
+  CHECK(gather.should_wait(1, 8));
+  CHECK_FALSE(store::CommitGather{}.should_wait(1, 100));  // off
+}
