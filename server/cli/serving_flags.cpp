@@ -33,11 +33,11 @@ void add_serving_flags(po::options_description& opts, ServingFlags& flags,
                        po::value(&flags.max_threads)->default_value(flags.max_threads),
                        "most threads of the self-sizing pools (fotp, adaptive)")(
       "commit-wait-us", po::value(&flags.commit_wait_us)->default_value(flags.commit_wait_us),
-      "under load (the last commit carried at least a quarter of --commit-batch requests), how "
-      "long the group commit lets a smaller batch fill before writing it: fewer, larger commits "
-      "cost PostgreSQL less per request; 0: write each batch at once")(
+      "how long at most the group commit lets a batch smaller than the one before it fill (to "
+      "that size, at most --commit-batch) before writing it: fewer, larger commits cost "
+      "PostgreSQL less per request; an idle server never waits; 0: write each batch at once")(
       "commit-batch", po::value(&flags.commit_batch)->default_value(flags.commit_batch),
-      "the batch size the group commit stops waiting at (--commit-wait-us)")(
+      "the most requests a batch is left to fill to (--commit-wait-us)")(
       "log-level", po::value(&flags.log_level)->default_value(flags.log_level),
       "error | warn | info | debug (debug shows every pool resize)");
 }

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "store/fenced.hpp"
@@ -34,7 +35,7 @@ Batcher::Submitted Batcher::submit(JournalEntry&& entry, market::Effects&& fx) {
   open_.add(std::move(entry), std::move(fx));  // the effects are merged on the projector's thread
   // Waking the writer costs a system call; while it is busy writing it will look at the open
   // batch anyway when it finishes.
-  if (writer_idle_) wake_.notify_one();
+  if (writer_idle_ || (fill_to_ != 0 && open_.requests == fill_to_)) wake_.notify_one();
   return {open_ticket_, seq};
 }
 
@@ -110,6 +111,18 @@ std::vector<std::function<void()>> Batcher::fail_open_batch(Ticket failed_ticket
   return out;
 }
 
+void Batcher::let_fill(std::unique_lock<std::mutex>& lock, std::size_t to) {
+  // Submits meanwhile join the open batch; only the one that fills it wakes us (a wake-up per
+  // request would cost what the gathering saves), and poison_open_batch and stop() do. Not cut
+  // short when arrivals pause: right after a commit they always do, until the replies it
+  // released come back as the next requests (a wait that ended at the first pause of 50 us
+  // gathered nothing, docs/PERFORMANCE.md).
+  fill_to_ = to;
+  wake_.wait_for(lock, gather_.wait,
+                 [this] { return stopping_ || open_poisoned_ || open_.requests >= fill_to_; });
+  fill_to_ = 0;
+}
+
 std::string Batcher::fenced_why() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return fenced_why_;
@@ -171,12 +184,8 @@ void Batcher::run() {
       wake_.wait(lock, [this] { return stopping_ || !open_.empty(); });
       writer_idle_ = false;
       if (open_.empty()) return;  // stopping, nothing left to write
-      if (!stopping_ && gather_.should_wait(open_.requests, last_size)) {
-        // Unlocked, and not idle: submits meanwhile join the open batch without waking us.
-        lock.unlock();
-        std::this_thread::sleep_for(gather_.wait);
-        lock.lock();
-      }
+      if (!stopping_ && !open_poisoned_ && !fenced_)
+        if (const std::size_t to = gather_.fill_to(open_.requests, last_size)) let_fill(lock, to);
       batch = std::move(open_);
       open_ = std::move(next);
       poisoned = open_poisoned_;

@@ -1,7 +1,8 @@
 #pragma once
 // Group commit. Requests append their journal entry and their effects to the open batch
 // (store/journal_batch.hpp) and get its ticket; one writer thread seals the open batch whenever
-// the previous write has finished, writes its journal entries in one statement, hands the
+// the previous write has finished (under load after letting it fill a little: CommitGather
+// below), writes its journal entries in one statement, hands the
 // committed batch's effects on unmerged (to the projector), and then releases every reply
 // waiting on that ticket. While one batch is being committed the next one fills, so the more
 // requests are in flight, the more share a commit.
@@ -48,18 +49,22 @@ enum class CommitResult {
   Fenced,      // not stored: another server took over the database (store/fenced.hpp)
 };
 
-// How long a busy group commit lets its next batch fill before writing it. Each commit costs
+// How a busy group commit lets its next batch fill before writing it. Each commit costs
 // PostgreSQL about the same whatever it carries (a statement, a transaction, a WAL flush), so
-// under load fewer, larger batches cost less per request: when the previous batch had at least
-// a quarter of `target` requests (others are surely on their way) and the open one has fewer
-// than `target`, the writer waits `wait` before sealing it. An idle or lightly loaded server
-// (small batches) never waits. `wait` 0 turns it off. (docs/PERFORMANCE.md)
+// under load fewer, larger batches cost less per request. A batch smaller than the one before
+// it (and than `target`) is left to fill until it is as large, or `wait` has passed: the
+// requests of the last batch's clients are on their way, since each got its reply. So a steady
+// load's batches stop shrinking to whatever arrived during the last commit, and none waits for
+// requests that are not coming; an idle server (batches of one) never waits; `wait` 0 turns it
+// off. (docs/PERFORMANCE.md)
 struct CommitGather {
   std::chrono::microseconds wait{0};
   std::size_t target = 0;
 
-  bool should_wait(std::size_t open, std::size_t previous) const {
-    return wait.count() > 0 && open < target && previous * 4 >= target;
+  // How many requests the open batch waits for, after a batch of `previous`; 0: none.
+  std::size_t fill_to(std::size_t open, std::size_t previous) const {
+    const std::size_t want = previous < target ? previous : target;
+    return wait.count() > 0 && previous >= 2 && open < want ? want : 0;
   }
 };
 
@@ -131,6 +136,8 @@ class Batcher {
 
  private:
   void run();
+  // Lets the open batch fill under load (CommitGather), with mutex_ held by `lock`.
+  void let_fill(std::unique_lock<std::mutex>& lock, std::size_t to);
   CommitGather gather_;
   // The outcome of a ticket in a failed range, if it is in one.
   bool failed(Ticket t, CommitResult& outcome) const;
@@ -161,6 +168,7 @@ class Batcher {
   bool fenced_ = false;  // a write was fenced: nothing more is written
   std::string fenced_why_;
   bool writer_idle_ = false;  // waiting for work: a submit must wake it
+  std::size_t fill_to_ = 0;   // letting the open batch fill to this: the submit that does wakes it
   Stats stats_;
   std::atomic<std::int64_t> cycle_started_ns_{0};  // steady clock; 0 while idle
   std::thread writer_;
