@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 
-#include <algorithm>
 #include <sstream>
 
 #include "store/fenced.hpp"

@@ -2,10 +2,10 @@
 // Group commit. Requests append their journal entry and their effects to the open batch
 // (store/journal_batch.hpp) and get its ticket; one writer thread seals the open batch whenever
 // the previous write has finished (under load after letting it fill a little: CommitGather
-// below), writes its journal entries in one statement, hands the
-// committed batch's effects on unmerged (to the projector), and then releases every reply
-// waiting on that ticket. While one batch is being committed the next one fills, so the more
-// requests are in flight, the more share a commit.
+// below), writes its journal entries in one statement, hands the committed batch's effects on
+// unmerged (to the projector), and then releases every reply waiting on that ticket. While one
+// batch is being committed the next one fills, so the more requests are in flight, the more
+// share a commit.
 //
 // If a write fails, that batch and the one that was filling behind it (whose requests saw the
 // failed batch's state) fail together, and the engine is rebuilt from the database before any
@@ -138,7 +138,6 @@ class Batcher {
   void run();
   // Lets the open batch fill under load (CommitGather), with mutex_ held by `lock`.
   void let_fill(std::unique_lock<std::mutex>& lock, std::size_t to);
-  CommitGather gather_;
   // The outcome of a ticket in a failed range, if it is in one.
   bool failed(Ticket t, CommitResult& outcome) const;
   std::vector<std::pair<Ticket, Done>> take_waiters_through(Ticket t);
@@ -167,6 +166,7 @@ class Batcher {
   bool stopping_ = false;
   bool fenced_ = false;  // a write was fenced: nothing more is written
   std::string fenced_why_;
+  CommitGather gather_;       // set before start(), read by the writer only
   bool writer_idle_ = false;  // waiting for work: a submit must wake it
   std::size_t fill_to_ = 0;   // letting the open batch fill to this: the submit that does wakes it
   Stats stats_;
