@@ -72,6 +72,7 @@ Engine::Placed Engine::place_order(const std::string& account, const std::string
   OrderId id = next_order_id_++;
   Order& order = orders_[id];
   order.id = id;
+  order.owner = &acct;
   order.account = account;
   order.symbol = symbol;
   order.amount = amount;
@@ -99,12 +100,14 @@ Engine::Placed Engine::place_order(const std::string& account, const std::string
 
 void Engine::execute(Order& buy, Order& sell, Decimal shares, Decimal price, std::int64_t now,
                      Effects& fx) {
-  Account& buyer = accounts_.at(buy.account);
-  Account& seller = accounts_.at(sell.account);
+  Account& buyer = *buy.owner;
+  Account& seller = *sell.owner;
   seller.cash += shares * price;
   // The buyer reserved at its limit; what it did not need to pay goes back.
   buyer.cash += shares * (buy.limit - price);
-  Position& pos = buyer.positions[buy.symbol];
+  // A buy's position may not exist before its first fill.
+  if (!buy.position) buy.position = &buyer.positions[buy.symbol];
+  Position& pos = *buy.position;
   pos.amount += shares;
   buy.open -= shares;
   sell.open -= shares;
@@ -131,7 +134,7 @@ std::optional<Reject> Engine::cancel(const std::string& account, OrderId id, std
   if (!order.is_open()) return Reject(Reason::NothingToCancel);
 
   take_off(books_.at(order.symbol), order);
-  Account& acct = accounts_.at(account);
+  Account& acct = *order.owner;
   if (order.is_buy()) {
     acct.cash += order.open * order.limit;
     record(acct, account, fx);
@@ -162,13 +165,13 @@ OrderStatus Engine::status_of(const Order& order) {
 void Engine::rest(OrderBook& book, Order& order) {
   book.add(order);
   ++open_orders_;
-  ++accounts_.at(order.account).open_orders;
+  ++order.owner->open_orders;
 }
 
 void Engine::take_off(OrderBook& book, Order& order) {
   book.remove(order);
   --open_orders_;
-  --accounts_.at(order.account).open_orders;
+  --order.owner->open_orders;
 }
 
 std::size_t Engine::open_orders_of(const std::string& account) const {
@@ -215,8 +218,10 @@ void Engine::load_position(const PositionRow& row) {
 }
 
 void Engine::load_order(const OrderRow& row) {
+  Account& acct = accounts_.at(row.account);
   Order& order = orders_[row.id];
   order.id = row.id;
+  order.owner = &acct;
   order.account = row.account;
   order.symbol = row.symbol;
   order.amount = row.amount;

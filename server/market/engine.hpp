@@ -27,6 +27,14 @@ namespace market {
 
 class Engine {
  public:
+  // Movable, not copyable: books and orders point at the engine's own orders and accounts,
+  // which a move keeps in place (the maps hand over their nodes) and a copy would not.
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  Engine(Engine&&) = default;
+  Engine& operator=(Engine&&) = default;
+
   // Each returns nothing on success, otherwise why it refused (and then changed nothing).
   // `balance` >= 0. Refuses AccountExists.
   std::optional<Reject> create_account(const std::string& id, Decimal balance, Effects& fx);

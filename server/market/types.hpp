@@ -10,6 +10,9 @@
 
 namespace market {
 
+struct Account;
+struct Position;
+
 using OrderId = std::int64_t;
 
 struct Fill {
@@ -34,6 +37,11 @@ struct Order {
 
   // Where the order rests in its price level, valid while is_open(); lets cancel be O(1).
   std::list<Order*>::iterator level_position;
+  // The engine's entries for its account and, for a buy once it has filled, its position in
+  // the symbol: a fill then looks nothing up by name. Engine-owned; accounts and positions are
+  // never removed (only all at once, with the orders) and their maps' nodes never move.
+  Account* owner = nullptr;
+  Position* position = nullptr;
 };
 
 // What <query> and <cancel> report.

@@ -335,8 +335,10 @@ bool Command::is_read_only() const {
 }
 
 Command parse(std::string_view payload, const ParseLimits& limits) {
-  if (!is_valid_utf8(payload)) return invalid(Reject(Reason::NotUtf8));
-  if (auto why = forbidden_xml_char(payload)) return invalid(std::move(*why));
+  if (!plain_ascii_text(payload)) {
+    if (!is_valid_utf8(payload)) return invalid(Reject(Reason::NotUtf8));
+    if (auto why = forbidden_xml_char(payload)) return invalid(std::move(*why));
+  }
   pugi::xml_document doc;
   // parse_default leaves DOCTYPE unparsed and never expands external entities; parse_fragment
   // keeps text outside the root element, so that it can be refused below.

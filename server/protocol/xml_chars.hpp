@@ -16,6 +16,21 @@ inline bool is_xml_char(std::uint32_t c) {
          (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
 }
 
+// True if `s` holds only printable ASCII, tabs, newlines and carriage returns, and no character
+// reference: then it is valid UTF-8 and forbidden_xml_char finds nothing, so parse() may skip
+// both checks. Nearly every request is such text; this pass has no branch per byte (the
+// compiler vectorises it) where the two checks cost about 0.3 us a request.
+inline bool plain_ascii_text(std::string_view s) {
+  unsigned outside = 0;
+  for (unsigned char c : s) {
+    const unsigned not_printable = static_cast<unsigned>(c - 0x20u) >= 0x5Fu;  // < 0x20, >= 0x7F
+    const unsigned space = static_cast<unsigned>(c == '\t') | static_cast<unsigned>(c == '\n') |
+                           static_cast<unsigned>(c == '\r');
+    outside |= not_printable & ~space;
+  }
+  return outside == 0 && s.find("&#") == std::string_view::npos;
+}
+
 // Nothing if every character and character reference is allowed, else the first that is not
 // (ControlCharacter, NonCharacter or ForbiddenCharacterReference, with its offset). Expects
 // valid UTF-8 (checked first).

@@ -74,6 +74,20 @@ class CopyText {
     }
     return *this;
   }
+  // An array of integers, "{7,9}", from the `second` of each element of [first, last).
+  template <typename It>
+  CopyText& array_field(It first, It last) {
+    separate();
+    text_ += '{';
+    char digits[24];
+    for (It it = first; it != last; ++it) {
+      if (it != first) text_ += ',';
+      const std::int64_t value = it->second;
+      text_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+    }
+    text_ += '}';
+    return *this;
+  }
   CopyText& null() {
     separate();
     text_ += "\\N";

@@ -111,6 +111,37 @@ std::vector<const typename Map::value_type*> in_key_order(const Map& rows, Wante
   return out;
 }
 
+// The executions of each order, from (order, execution) pairs sorted by order, for orders
+// asked in increasing id order: of() moves a cursor forward and returns the run of `id`'s pairs
+// (empty if it has none).
+class FillIds {
+ public:
+  using Pairs = std::vector<std::pair<market::OrderId, std::int64_t>>;
+  using Run = std::pair<Pairs::const_iterator, Pairs::const_iterator>;
+
+  explicit FillIds(const Pairs& pairs) : at_(pairs.begin()), end_(pairs.end()) {}
+
+  Run of(market::OrderId id) {
+    while (at_ != end_ && at_->first < id) ++at_;
+    const auto first = at_;
+    while (at_ != end_ && at_->first == id) ++at_;
+    return {first, at_};
+  }
+
+ private:
+  Pairs::const_iterator at_, end_;
+};
+
+// An array literal of the executions' ids in a run ("{7,9}").
+std::string ids_literal(FillIds::Pairs::const_iterator first, FillIds::Pairs::const_iterator last) {
+  std::string text = "{";
+  for (auto it = first; it != last; ++it) {
+    if (it != first) text += ',';
+    text += std::to_string(it->second);
+  }
+  return text + "}";
+}
+
 }  // namespace
 
 void Database::prepare_writes() {
@@ -130,22 +161,18 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
       });
   pqxx::work& tx = *transaction;
   if (position >= through_seq) return;  // written before; `tx` rolls back, having changed nothing
-  // Each order's executions in this batch, as the inside of an array literal ("7,9"). The
+  // Each order's executions in this batch, as (order, execution) pairs in that order: the
   // engine records both orders of every execution in the same request's effects, so every
-  // order named here has its row in the batch.
-  std::unordered_map<market::OrderId, std::string> fills;
+  // order named here has its row in the batch. Orders are written in id order, so their fills
+  // are found by a cursor moving forward (FillIds), with no map and no string per order.
+  std::vector<std::pair<market::OrderId, std::int64_t>> fill_pairs;
+  fill_pairs.reserve(2 * batch.executions.size());
   for (const auto& e : batch.executions) {
     if (e.id <= last_execution) continue;
-    for (market::OrderId order : {e.buy_order, e.sell_order}) {
-      std::string& ids = fills[order];
-      if (!ids.empty()) ids += ',';
-      ids += std::to_string(e.id);
-    }
+    fill_pairs.emplace_back(e.buy_order, e.id);
+    fill_pairs.emplace_back(e.sell_order, e.id);
   }
-  const auto fills_of = [&](market::OrderId id) {
-    auto it = fills.find(id);
-    return it == fills.end() ? std::string("{}") : "{" + it->second + "}";
-  };
+  std::sort(fill_pairs.begin(), fill_pairs.end());
   const auto is_new_order = [&](const auto& entry) { return entry.first > last_order; };
   const auto is_stored_order = [&](const auto& entry) { return entry.first <= last_order; };
 
@@ -166,6 +193,8 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
                                   batch.accounts.size() + batch.positions.size() +
                                   (batch.orders.size() - new_orders.size());
   std::size_t rows_sent = 0;
+  FillIds new_order_fills(fill_pairs);
+  FillIds stored_order_fills(fill_pairs);
   // Called as each block of rows goes into a COPY and after each statement; never after the
   // last row of the write (the commit is not held back).
   const auto sent = [&](std::size_t rows) {
@@ -195,13 +224,14 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
                                    "open_amount", "created_at", "canceled_at", "execution_ids"});
       for (std::size_t i = from; i < std::min(from + kRowsPerStep, new_orders.size()); ++i) {
         const market::OrderRow& o = *new_orders[i];
+        const auto ids = new_order_fills.of(o.id);
         rows.field(o.id).field(o.account).field(o.symbol).field(o.amount).field(o.limit);
         rows.field(o.open).field(o.created_at);
         if (o.canceled_at)
           rows.field(*o.canceled_at);
         else
           rows.null();
-        rows.field(fills_of(o.id));
+        rows.array_field(ids.first, ids.second);
         end_row(copy);
       }
       finish(copy);
@@ -259,7 +289,8 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
         c.o_canceled.add(*row.canceled_at);
       else
         c.o_canceled.add_null();
-      c.o_executions.add(fills_of(row.id));
+      const auto ids = stored_order_fills.of(row.id);
+      c.o_executions.add(ids_literal(ids.first, ids.second));
     });
     return c;
   };

@@ -2,6 +2,7 @@
 //   - fields are tab-separated, rows end with a newline, NULL is \N;
 //   - numbers are written exactly (negative, the largest int64, decimals in canonical form);
 //   - text is escaped only where COPY's text format needs it (backslash, tab, newline, CR);
+//   - an array field lists the ids it is given, "{}" when none;
 //   - rows() counts complete rows.
 // What PostgreSQL makes of the text is checked end to end by the tests that read the projected
 // tables back (restart_test, journal_test, archive_test).
@@ -10,6 +11,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -53,4 +56,13 @@ TEST_CASE("text is escaped only where COPY's text format needs it", "[copy_text]
   CHECK(rows.text() ==
         "plain ASCII, with spaces and \"quotes\"\n"
         "a\\\\b\\tc\\nd\\re\t\n");
+}
+
+TEST_CASE("an array field lists the second of each pair, {} for none", "[copy_text]") {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> fills{{5, 7}, {5, 9}, {6, 10}};
+  CopyText rows;
+  rows.field(std::int64_t{5}).array_field(fills.begin(), fills.begin() + 2).end_row();
+  rows.field(std::int64_t{6}).array_field(fills.begin() + 2, fills.end()).end_row();
+  rows.field(std::int64_t{7}).array_field(fills.end(), fills.end()).end_row();
+  CHECK(rows.text() == "5\t{7,9}\n6\t{10}\n7\t{}\n");
 }

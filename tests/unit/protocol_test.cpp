@@ -17,6 +17,7 @@
 #include "protocol/reject_text.hpp"
 #include "protocol/render.hpp"
 #include "protocol/utf8.hpp"
+#include "protocol/xml_chars.hpp"
 #include "support/reject.hpp"
 
 using market::Decimal;
@@ -937,6 +938,34 @@ TEST_CASE("utf8 validation", "[protocol][utf8]") {
   CHECK_FALSE(protocol::is_valid_utf8("\xc3"));              // truncated
   CHECK_FALSE(protocol::is_valid_utf8("\xe2\x82"));
   CHECK_FALSE(protocol::is_valid_utf8("\xc3\x28"));  // bad continuation
+}
+
+// parse() skips the UTF-8 and XML character checks for plain ASCII text: only where both would
+// pass.
+TEST_CASE("plain ASCII text passes both character checks, and only such text skips them",
+          "[protocol][utf8]") {
+  CHECK(protocol::plain_ascii_text(""));
+  CHECK(protocol::plain_ascii_text("<order sym=\"X\" amount=\"1\" limit=\"2\"/>\t\r\n~ "));
+  CHECK_FALSE(protocol::plain_ascii_text("a&#65;"));  // a reference: checked
+  CHECK_FALSE(protocol::plain_ascii_text(std::string("a\0b", 3)));
+  CHECK_FALSE(protocol::plain_ascii_text("\x1f"));
+  CHECK_FALSE(protocol::plain_ascii_text("\x7f"));
+  CHECK_FALSE(protocol::plain_ascii_text("\xc3\xa9"));
+  std::mt19937 random(2026);
+  std::uniform_int_distribution<int> byte(0, 255), length(0, 40);
+  const std::string common = "<>&#;x\t\n\r \x1f\x7f\xef\xbf\xbe\xc3\xa9";
+  std::uniform_int_distribution<std::size_t> pick(0, common.size() - 1);
+  int plain = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    for (int n = length(random); n > 0; --n)
+      s += i % 2 ? static_cast<char>(byte(random)) : common[pick(random)];
+    if (!protocol::plain_ascii_text(s)) continue;
+    ++plain;
+    CHECK(protocol::is_valid_utf8(s));
+    CHECK_FALSE(protocol::forbidden_xml_char(s));
+  }
+  CHECK(plain > 100);  // the property was exercised
 }
 
 // ---------------------------------------------------------------------------------------------
