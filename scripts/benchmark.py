@@ -30,14 +30,14 @@ come from; the last line counts the targets met and says what to do next.
 build of another commit beside this one, for before/after figures from the same run); in the
 cases measured against the floor the binaries alternate instead, round by round with one floor
 run per round (--repeat rounds), so a before/after comparison is not skewed by the machine
-getting busier or quieter during the run.
+getting busier or quieter during the run; every other round the floor runs first.
 
 The durable floor: for the cases the throughput issues compare with it ("persistent sessions,
 1 order/request, 64 clients": at least 0.8 of the floor, and a p99 at most 1.5 times the
 floor's; "1 order/request, 1 request/connection, 16 clients": at least 0.95 of the floor),
 exchange-floor (build/bin) runs
-right after the server, with the same concurrency model and the same bench arguments, on a
-database of its own (exchange_floor, on the same cluster, --reset). The floor is the server's
+right after the server (before it in every other round of --repeat), with the same concurrency
+model and the same bench arguments, on a database of its own (exchange_floor, on the same cluster, --reset). The floor is the server's
 framing, connection handling, concurrency model and group commit (one journal row per request,
 one transaction per batch, synchronous_commit on) with no XML parsing and no matching: what a
 durable request/reply costs on this machine. Three more lines follow the server's row and its
@@ -296,6 +296,20 @@ def run(args, seconds, soak):
         floors = []
         for i in range(args.repeat):
             tag = f" [round {i + 1}/{args.repeat}]" if args.repeat > 1 else ""
+
+            def run_floor():
+                frep, fsplit = measure(start_floor(floor_db, model), seconds, bargs, pg, "floor", FLOOR_DB)
+                print(f"{'  floor (exchange-floor, same model and bench)':<55} {model:<9} "
+                      f"{frep['throughput_items_ps']:>10,.0f} {'req/s':<9} p99 {frep['latency_ms']['p99']:.2f} ms, "
+                      f"errors {frep['error_replies'] + frep['connection_errors']}{tag}", flush=True)
+                print(fsplit.line(), flush=True)
+                floors.append((frep["throughput_items_ps"], frep["latency_ms"]["p99"]))
+
+            # Every other round the floor goes first: whatever one run leaves the next (a
+            # checkpoint, autovacuum, a machine getting busier) then falls on each side in turn.
+            floor_first = i % 2 == 1
+            if floor_first:
+                run_floor()
             for binary in binaries:
                 if len(binaries) > 1:
                     print(f"server: {binary}", flush=True)
@@ -308,12 +322,8 @@ def run(args, seconds, soak):
                            counted=args.repeat == 1, note=tag)
                 print(split.line(), flush=True)
                 rounds[binary].append((rep["throughput_items_ps"], p99, errors))
-            frep, fsplit = measure(start_floor(floor_db, model), seconds, bargs, pg, "floor", FLOOR_DB)
-            print(f"{'  floor (exchange-floor, same model and bench)':<55} {model:<9} "
-                  f"{frep['throughput_items_ps']:>10,.0f} {'req/s':<9} p99 {frep['latency_ms']['p99']:.2f} ms, "
-                  f"errors {frep['error_replies'] + frep['connection_errors']}{tag}", flush=True)
-            print(fsplit.line(), flush=True)
-            floors.append((frep["throughput_items_ps"], frep["latency_ms"]["p99"]))
+            if not floor_first:
+                run_floor()
         floor_p99 = statistics.median(f[1] for f in floors)
         for binary in binaries:
             if len(binaries) > 1:
