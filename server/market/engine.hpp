@@ -75,8 +75,9 @@ class Engine {
   // True if `id` was assigned (it may have been forgotten since).
   bool was_assigned(OrderId id) const { return id > 0 && id < next_order_id_; }
 
-  // Start-up: rebuild state from stored rows: the open orders (in id order) and their
-  // executions (in id order); finish_loading() then rests them on their books. Ids continue
+  // Start-up: rebuild state from stored rows: the open orders (in id order, each after its
+  // account: load_order throws std::out_of_range for an unknown one) and their executions
+  // (in id order); finish_loading() then rests them on their books. Ids continue
   // after the largest stored ones (set_next_ids), whether or not those orders are loaded.
   void load_symbol(const std::string& symbol);
   void load_account(const AccountRow& row);

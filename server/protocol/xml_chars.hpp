@@ -2,7 +2,8 @@
 // XML 1.0 allows only some characters, whether written raw or as a character reference
 // (&#...;). pugixml decodes references without checking them, so a request could smuggle a
 // NUL (which cuts a string short) or a control character into a value we echo, and the reply
-// would not be well-formed XML. This check runs on the raw payload before parsing.
+// would not be well-formed XML. This check runs on the raw payload before parsing, unless
+// plain_ascii_text shows it cannot find anything.
 #include <cstdint>
 #include <optional>
 #include <string_view>

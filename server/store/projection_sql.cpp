@@ -25,10 +25,11 @@
 // Re-projecting is harmless: an id at or below the largest stored one is an update, never a
 // second insert.
 #include <algorithm>
+#include <cassert>
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include <pqxx/pqxx>
@@ -122,6 +123,8 @@ class FillIds {
   explicit FillIds(const Pairs& pairs) : at_(pairs.begin()), end_(pairs.end()) {}
 
   Run of(market::OrderId id) {
+    assert(id > asked_);  // the cursor only moves forward
+    asked_ = id;
     while (at_ != end_ && at_->first < id) ++at_;
     const auto first = at_;
     while (at_ != end_ && at_->first == id) ++at_;
@@ -130,6 +133,7 @@ class FillIds {
 
  private:
   Pairs::const_iterator at_, end_;
+  market::OrderId asked_ = std::numeric_limits<market::OrderId>::min();
 };
 
 // An array literal of the executions' ids in a run ("{7,9}").

@@ -791,6 +791,18 @@ TEST_CASE("conservation holds over a few hundred random orders and cancels",
           CHECK(fa.executions[i].price == fb.executions[i].price);
           CHECK(fa.executions[i].id == fb.executions[i].id);
         }
+        // And the same balances and positions: a fill of a loaded buy finds its position.
+        REQUIRE(fa.accounts.size() == fb.accounts.size());
+        for (std::size_t i = 0; i < fa.accounts.size(); ++i) {
+          CHECK(fa.accounts[i].id == fb.accounts[i].id);
+          CHECK(fa.accounts[i].balance == fb.accounts[i].balance);
+        }
+        REQUIRE(fa.positions.size() == fb.positions.size());
+        for (std::size_t i = 0; i < fa.positions.size(); ++i) {
+          CHECK(fa.positions[i].account == fb.positions[i].account);
+          CHECK(fa.positions[i].symbol == fb.positions[i].symbol);
+          CHECK(fa.positions[i].amount == fb.positions[i].amount);
+        }
       }
     }
   }
