@@ -29,6 +29,20 @@ static_assert(PQXX_VERSION_MAJOR == 6,
 
 namespace store {
 
+// Appends an array literal of integers, "{7,9}", from the `second` of each element of
+// [first, last): the same text in COPY's format and as an element of an array parameter.
+template <typename It>
+void append_int_array(std::string& text, It first, It last) {
+  text += '{';
+  char digits[24];
+  for (It it = first; it != last; ++it) {
+    if (it != first) text += ',';
+    const std::int64_t value = it->second;
+    text.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+  }
+  text += '}';
+}
+
 class CopyText {
  public:
   // The rows so far, without the newline that ends the last one (stream_to adds it).
@@ -78,14 +92,7 @@ class CopyText {
   template <typename It>
   CopyText& array_field(It first, It last) {
     separate();
-    text_ += '{';
-    char digits[24];
-    for (It it = first; it != last; ++it) {
-      if (it != first) text_ += ',';
-      const std::int64_t value = it->second;
-      text_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
-    }
-    text_ += '}';
+    append_int_array(text_, first, last);
     return *this;
   }
   CopyText& null() {

@@ -138,12 +138,9 @@ class FillIds {
 
 // An array literal of the executions' ids in a run ("{7,9}").
 std::string ids_literal(FillIds::Pairs::const_iterator first, FillIds::Pairs::const_iterator last) {
-  std::string text = "{";
-  for (auto it = first; it != last; ++it) {
-    if (it != first) text += ',';
-    text += std::to_string(it->second);
-  }
-  return text + "}";
+  std::string text;
+  append_int_array(text, first, last);
+  return text;
 }
 
 }  // namespace
