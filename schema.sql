@@ -108,10 +108,11 @@ DROP TABLE IF EXISTS commit_marker;
 
 -- One row: which server may write this database. A server takes the writer lock (a session
 -- advisory lock, held for the process's life) and then bumps `epoch` once, before it loads the
--- state. Every journal append and projection write checks, in the same statement and under a
--- FOR SHARE lock of this row, that `epoch` is still its own: a bump waits for an append in
--- flight and an append after a bump writes nothing, so a server that lost the lock to another
--- (fenced) can never add to the journal or the tables behind the new writer's back.
+-- state. Every journal append checks, in the same statement and under a FOR SHARE lock of this
+-- row, that `epoch` is still its own: a bump waits for an append in flight and an append after
+-- a bump writes nothing, so a server that lost the lock to another (fenced) can never add to
+-- the journal behind the new writer's back (the projection's fence is projection_position's
+-- `epoch`, below, set by the same bump).
 CREATE TABLE IF NOT EXISTS writer_epoch (
   singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
   epoch     BIGINT NOT NULL,
@@ -138,9 +139,16 @@ INSERT INTO writer_lease (epoch, holder, lock_pid, renewed_at, expires_at)
   VALUES (0, 'nobody yet', 0, now(), now()) ON CONFLICT DO NOTHING;
 
 -- One row: the last journal seq whose effects accounts, positions, orders and executions
--- hold. The projector updates it in the same statement as those tables, off the reply path.
+-- hold. The projector moves it in the same transaction as it writes those tables, off the
+-- reply path. `epoch` is the projection's fence: the writer_epoch bump sets it in its own
+-- statement, and a projection write takes this row FOR UPDATE where `epoch` is its own in its
+-- first statement and keeps it to its commit, so a bump waits for (or ends) a write in flight
+-- and a write after a bump finds no row and writes nothing. Its own row, not writer_epoch's,
+-- because a write holds it for up to half a second and every journal append takes
+-- writer_epoch FOR SHARE: two lockers of one row make a MultiXact on every append.
 CREATE TABLE IF NOT EXISTS projection_position (
   singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
   seq       BIGINT NOT NULL
 );
+ALTER TABLE projection_position ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0;
 INSERT INTO projection_position (seq) VALUES (0) ON CONFLICT DO NOTHING;

@@ -82,23 +82,30 @@ class Database {
   // Writes `rows` into the SQL tables in one transaction and sets projection_position to
   // `through_seq` with them (store/projection_sql.cpp): orders and executions after the
   // largest stored ids are appended with COPY, the rows that change (balances, positions,
-  // orders stored before) are written by one statement per kRowsPerPace rows of each table,
-  // each call bounded by the timeout on its own. Idempotent: a write whose seq the position has
+  // orders stored before) by one statement per kRowsPerPace rows of each table, each call
+  // bounded by the timeout on its own. Idempotent: a write whose seq the position has
   // reached is skipped, and ids already stored are updated, never inserted twice. Writes only
-  // while writer_epoch is `epoch`; throws Fenced (nothing written) once it is not.
+  // while projection_position's epoch, set by each writer_epoch bump, is `epoch`, holding that
+  // row from its first statement to its commit (so a bump waits for the write, or ends it);
+  // throws Fenced (nothing written) once it is not.
   //
-  // A write is a series of steps: COPYs of at most kRowsPerStep rows, statements of at most
-  // kRowsPerPace rows per table. As it goes, `pace` (if given) is told how many of the write's rows
-  // it has sent and how many there are in all, every kRowsPerPace rows of a COPY (PostgreSQL works
-  // on a COPY's rows as they arrive, a thousand at a time) and after each statement but the last,
-  // and may pause, so that the write's CPU in PostgreSQL is spread over time in small pieces
-  // instead of taking a core in bursts (store::Projector spreads a large write over most of the
-  // gather interval).
-  using Pace = std::function<void(std::size_t rows_sent, std::size_t rows_in_all)>;
+  // A write is a series of steps: COPYs of at most kRowsPerStep rows, and after each the
+  // statements of at most kRowsPerPace changed rows per table that keep the changed rows'
+  // share up with the copied rows'. As it goes, `pace` (if given) is told how much of the
+  // write's work it has sent and how much there is in all (a copied row counts 1, a changed
+  // row kChangedRowCost), every kRowsPerPace rows of a COPY (PostgreSQL works on a COPY's rows
+  // as they arrive, a thousand at a time) and after each statement, never after the last, and
+  // may pause, so that the write's CPU in PostgreSQL is spread over time in small pieces
+  // instead of taking a core in bursts (store::Projector spreads a large write over most of
+  // the gather interval).
+  using Pace = std::function<void(std::size_t work_sent, std::size_t work_in_all)>;
   void project(const ProjectionRows& rows, std::int64_t through_seq, std::int64_t epoch,
                const Pace& pace = nullptr);
   static constexpr std::size_t kRowsPerStep = 5000;
   static constexpr std::size_t kRowsPerPace = 250;
+  // What PostgreSQL spends on a changed row (an upsert or update from arrays) against a copied
+  // one: 6-8 us against about 2 (docs/PERFORMANCE.md, the changed rows by hand).
+  static constexpr std::size_t kChangedRowCost = 3;
   // Whether the batch `mark` names committed: its last journal entry is there with its mark.
   // Ask only once the connection that wrote it is gone (end_backend), and only about a batch
   // not yet projected (the projection's trim could have deleted its entries otherwise).

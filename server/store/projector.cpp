@@ -114,7 +114,7 @@ Projector::Failures Projector::failures() const {
 
 void Projector::connect() {
   db_ = std::make_unique<Database>(conninfo_, timeout_);
-  db_->set_application_name("exchange-projector");
+  db_->set_application_name(kApplicationName);
   db_->prepare_writes();
   if (end_backend_) {
     // Until it is gone, the statement cut off may still be running (and holding locks).

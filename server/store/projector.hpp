@@ -43,12 +43,17 @@ class Projector {
   // Rows merged into one write at most (each COPY of it holds at most Database::kRowsPerStep
   // rows, each statement Database::kRowsPerPace per table): about a second of projection here.
   static constexpr std::size_t kMaxRowsPerWrite = 100000;
+  // Its PostgreSQL session's application_name: how a new leader finds an earlier writer's
+  // projection write holding up its takeover (store/writer_lock.cpp), and how tests and
+  // scripts/profile.py tell its backend apart.
+  static constexpr const char* kApplicationName = "exchange-projector";
   // How long queued effects gather before a write by default (unless kMaxRowsPerWrite are
   // queued, or no batch came for kQuietFor): under load the projection trails the journal by
   // about this much plus one write.
   static constexpr std::chrono::milliseconds kDefaultGather{500};
   static constexpr std::chrono::milliseconds kQuietFor{50};
-  // A write of at least this many rows is spread over most of the gather interval (write()).
+  // A write of at least this many rows is spread over most of the gather interval (write();
+  // there a changed row counts as Database::kChangedRowCost).
   static constexpr std::size_t kRowsToSpread = 5000;
 
   // Runs once, on the projector's thread, when one of its writes was fenced; with why.

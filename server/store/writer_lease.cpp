@@ -41,9 +41,11 @@ SELECT w.epoch, (w.expires_at - now())::text FROM writer_lease w
 WHERE w.epoch = (SELECT epoch FROM writer_epoch) AND w.expires_at > now()
 )SQL";
 
+// $2: only sessions of this application_name, or '' for all.
 const char* kEndBlockers = R"SQL(
 SELECT a.pid, coalesce(a.application_name, ''), pg_terminate_backend(a.pid)
-FROM pg_stat_activity a WHERE a.pid = ANY (pg_blocking_pids($1::int))
+FROM pg_stat_activity a
+WHERE a.pid = ANY (pg_blocking_pids($1::int)) AND ($2 = '' OR a.application_name = $2)
 )SQL";
 
 }  // namespace
@@ -93,10 +95,11 @@ std::optional<std::string> WriterLock::renew_lease() {
   return std::nullopt;
 }
 
-std::string WriterLock::end_blockers(int pid) {
+std::string WriterLock::end_blockers(int pid, const std::string& application_name) {
   std::string ended;
   try {
-    for (const auto& r : watch().exec(kEndBlockers, {std::to_string(pid)}, deadline()))
+    for (const auto& r :
+         watch().exec(kEndBlockers, {std::to_string(pid), application_name}, deadline()))
       ended += (ended.empty() ? "" : ", ") + std::string("backend pid ") + r.at(0).value_or("?") +
                " (application_name " + r.at(1).value_or("''") + ")";
   } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include "store/projector.hpp"
 #include "util/log.hpp"
 
 namespace store {
@@ -111,12 +112,27 @@ WITH bumped AS (
   UPDATE writer_lease SET epoch = (SELECT epoch FROM bumped), holder = $1,
     lock_pid = pg_backend_pid(), renewed_at = now(),
     expires_at = now() + $2::bigint * interval '1 millisecond'
+), projection_fenced AS (
+  UPDATE projection_position SET epoch = (SELECT epoch FROM bumped)
 )
 SELECT epoch FROM bumped
 )SQL",
               {holder, std::to_string(options_.lease.count())});
   const auto deadline = sent + options_.timeout + options_.wait;
-  bool blockers_ended = false;
+  // The lock is ours, so whoever holds writer_epoch or projection_position is a writer that
+  // lost it. A projection write holds projection_position from its first statement to its
+  // commit (store/projection_sql.cpp), up to half a second when spread: ended at once, since
+  // the journal has all it would write and this server writes it again (a paused server's
+  // would hold the bump, and the rows it appended, for as long as it is paused). Anything
+  // else, a journal append in flight, is given 500 ms to finish.
+  bool projectors_ended = false, blockers_ended = false;
+  const auto end = [this](const std::string& only) {
+    const std::string ended = end_blockers(backend_.pid, only);
+    if (!ended.empty())
+      EXCHANGE_LOG(warn) << "the writer epoch's bump waited for sessions of an earlier writer; "
+                            "terminated them: "
+                         << ended;
+  };
   std::optional<std::vector<LockConnection::Row>> rows;
   while (!(rows = conn_->result_within(std::chrono::milliseconds(50)))) {
     const auto now = Clock::now();
@@ -124,15 +140,12 @@ SELECT epoch FROM bumped
       conn_.reset();
       throw std::runtime_error("bumping writer_epoch got no answer in time");
     }
-    if (!blockers_ended && now - sent > std::chrono::milliseconds(500)) {
-      // The lock is ours, so whoever holds writer_epoch is a writer that lost it: a paused
-      // server's transaction would keep the bump waiting for as long as it is paused.
+    if (!projectors_ended) {
+      projectors_ended = true;
+      end(Projector::kApplicationName);
+    } else if (!blockers_ended && now - sent > std::chrono::milliseconds(500)) {
       blockers_ended = true;
-      const std::string ended = end_blockers(backend_.pid);
-      if (!ended.empty())
-        EXCHANGE_LOG(warn) << "the writer epoch's bump waited 500 ms for sessions of an earlier "
-                              "writer; terminated them: "
-                           << ended;
+      end("");
     }
   }
   if (rows->empty() || !(*rows)[0].at(0))

@@ -144,8 +144,9 @@ class WriterLock {
   // Renews the lease on the lock's session (writer_lease.cpp); the reason we are fenced if
   // writer_lease names another epoch now. Throws if the session broke.
   std::optional<std::string> renew_lease();
-  // Terminates the sessions that block backend `pid` (writer_lease.cpp); what it ended.
-  std::string end_blockers(int pid);
+  // Terminates the sessions that block backend `pid`, only those of `application_name` unless
+  // it is empty (writer_lease.cpp); what it ended.
+  std::string end_blockers(int pid, const std::string& application_name = "");
   LockConnection& watch();
   // After the session ended: the lock again on a new session, or the reason we are fenced.
   // Throws while PostgreSQL cannot be asked.

@@ -113,7 +113,8 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing stored, no
   store::BatchWriter writer(database_url(), epoch, std::chrono::seconds(2));
   writer.write(account_batch(1, "990031"), 1);
   {
-    // What a new writer does once it holds the writer lock (query_value would not commit).
+    // What a new writer does once it holds the writer lock (query_value would not commit), as
+    // a server of a version before projection_position.epoch does it: writer_epoch alone.
     auto conn = connect_database();
     pqxx::nontransaction(conn).exec("UPDATE writer_epoch SET epoch = epoch + 1, holder = 'test'");
   }
@@ -124,7 +125,8 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing stored, no
   store::Database db(database_url());
   CHECK(query_value("SELECT count(*) FROM journal WHERE writer IS NOT NULL") == "1");
   CHECK(query_value("SELECT count(*) FROM journal WHERE batch = 2") == "0");
-  // The projection is fenced the same way.
+  // The projection is fenced by that too (its own fence, projection_position.epoch, is moved
+  // by this version's bump: projector_test).
   db.prepare_writes();
   CHECK_THROWS_AS(db.project(account_rows("990034"), 2, epoch), store::Fenced);
   CHECK(query_value("SELECT count(*) FROM accounts WHERE id = '990034'") == "0");

@@ -223,8 +223,12 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing written, o
   });
   projector.start();
   {
+    // What a new writer's bump does (store/writer_lock.cpp): the projection's fence moves too.
     auto conn = connect_database();
-    pqxx::nontransaction(conn).exec("UPDATE writer_epoch SET epoch = epoch + 1, holder = 'test'");
+    pqxx::nontransaction(conn).exec(
+        "WITH bumped AS ("
+        "  UPDATE writer_epoch SET epoch = epoch + 1, holder = 'test' RETURNING epoch"
+        ") UPDATE projection_position SET epoch = (SELECT epoch FROM bumped)");
   }
   projector.enqueue(account_effects("950001", 1), 1);
   REQUIRE(eventually([&] { return fenced_calls.load() == 1; }));

@@ -265,3 +265,77 @@ TEST_CASE("a paused active server is replaced after its lease and, resumed, step
   check_conservation();
   CHECK(b.process.stop() == 0);
 }
+
+namespace {
+
+// The backend pid of the one session named exchange-projector (the active server's).
+int projector_backend() {
+  const std::string pid = query_value_now(
+      "SELECT coalesce(max(pid), 0) FROM pg_stat_activity "
+      "WHERE application_name = 'exchange-projector'");
+  return std::stoi(pid);
+}
+
+// Whether backend `pid` is inside a transaction that has written something.
+bool writing(int pid) {
+  return query_value_now("SELECT count(*) FROM pg_stat_activity WHERE pid = " +
+                         std::to_string(pid) + " AND backend_xid IS NOT NULL") == "1";
+}
+
+}  // namespace
+
+TEST_CASE("a leader paused in the middle of a projection write does not hold up the new leader's",
+          "[e2e]") {
+  // The paused server's transaction holds rows the new leader writes too (the same orders, from
+  // the same journal): unless it is ended, the new leader's projection waits for as long as the
+  // old one is paused, and its backpressure would at last stop every reply.
+  ServerProcess a({"--concurrency", "pool", "--reset", "--lease-ms", "1500"});
+  create_traders(a.port(), 960, 6, "SPW");
+  const int a_projector = projector_backend();
+  REQUIRE(a_projector != 0);
+  Standby b({"--lease-ms", "1500"});
+  REQUIRE(b.following(30s));
+  RandomTraders load(a.port(), 4, 960, 6, "SPW", 81);
+  REQUIRE(wait_until([&] { return load.acknowledged() > 20; }, 20s));
+
+  // Paused while its projector's transaction has written rows: stopped at once when seen
+  // writing, and let go again if the write ended in between.
+  bool paused_in_write = false;
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (!paused_in_write && std::chrono::steady_clock::now() < give_up) {
+    if (!writing(a_projector)) continue;
+    ::kill(a.pid(), SIGSTOP);
+    std::this_thread::sleep_for(20ms);
+    paused_in_write = writing(a_projector);
+    if (!paused_in_write) ::kill(a.pid(), SIGCONT);
+  }
+  REQUIRE(paused_in_write);
+
+  const bool took_over = b.took_over(20s);
+  const std::string b_log = b.process.log();
+  INFO("the standby's log:\n" << b_log);
+  REQUIRE(took_over);
+  const Handover h = handover(b_log);
+  REQUIRE(h.tail > 0);
+  // With the old server still paused, the new leader serves, and projects all it took over.
+  create_traders(b.process.port(), 970, 6, "SPX");
+  RandomTraders b_load(b.process.port(), 3, 970, 6, "SPX", 91);
+  CHECK(wait_until([&] { return b_load.acknowledged() > 20; }, 20s));
+  const bool caught_up = wait_until([&] { return projected() >= h.tail; }, 20s);
+  INFO("the new leader's log:\n" << b.process.log());
+  CHECK(caught_up);
+  CHECK_FALSE(writing(a_projector));  // its transaction was ended, not waited for
+
+  ::kill(a.pid(), SIGCONT);
+  const auto code = a.wait_exit_for(20s);
+  INFO("the old server's log:\n" << a.log());
+  REQUIRE(code.has_value());
+  CHECK(*code == 4);
+  auto acked = load.stop();
+  auto b_acked = b_load.stop();
+  CHECK(missing_orders(b.process.port(), acked).empty());
+  CHECK(missing_orders(b.process.port(), b_acked).empty());
+  CHECK(wait_for_projection());
+  check_conservation();
+  CHECK(b.process.stop() == 0);
+}
