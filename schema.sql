@@ -10,6 +10,19 @@
 -- cost more per execution than the row itself (docs/PERFORMANCE.md, "Per-order CPU budget").
 -- The CHECK constraints stay: they are cheap and catch a bug before it is durable.
 
+-- Columns added since a table was first made are added only where they are missing: ALTER
+-- TABLE ... ADD COLUMN IF NOT EXISTS takes the table's ACCESS EXCLUSIVE lock even when the
+-- column is there, and a server starting beside a paused one (whose projection write or
+-- journal append in flight holds its locks) would wait on it at every start.
+CREATE OR REPLACE FUNCTION pg_temp.add_column_once(tab regclass, col name, def text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_attribute
+                 WHERE attrelid = tab AND attname = col AND NOT attisdropped) THEN
+    EXECUTE format('ALTER TABLE %s ADD COLUMN %I %s', tab, col, def);
+  END IF;
+END $$;
+
 CREATE TABLE IF NOT EXISTS accounts (
   id        TEXT PRIMARY KEY CHECK (id ~ '^[0-9]+$'),
   balance   NUMERIC NOT NULL CHECK (balance >= 0),    -- cash not reserved by open buys
@@ -47,7 +60,7 @@ CREATE TABLE IF NOT EXISTS orders (
   execution_ids BIGINT[] NOT NULL DEFAULT '{}'        -- its fills: executions.id, oldest first
 );
 -- Databases from before execution_ids get the column here, filled in below.
-ALTER TABLE orders ADD COLUMN IF NOT EXISTS execution_ids BIGINT[] NOT NULL DEFAULT '{}';
+SELECT pg_temp.add_column_once('orders', 'execution_ids', $$BIGINT[] NOT NULL DEFAULT '{}'$$);
 
 -- Room on each page for the new version of a row: an order's open amount changes when it fills
 -- after resting, and an update that fits on the same page (HOT) adds no index entry, which is
@@ -93,7 +106,7 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 -- The children of `request` the live server refused by a limit (--max-accounts and the like),
 -- as "3,17"; NULL when none. A replay refuses exactly these, whatever the limits are then.
-ALTER TABLE journal ADD COLUMN IF NOT EXISTS refused TEXT;
+SELECT pg_temp.add_column_once('journal', 'refused', 'TEXT');
 -- The last row of each group commit's batch carries its mark (NULL on the batch's other rows):
 -- `writer`, a random number per server process, and `batch`, that process's count of batches.
 -- When the connection breaks during a commit the server looks for the row (the batch's last
@@ -102,8 +115,8 @@ ALTER TABLE journal ADD COLUMN IF NOT EXISTS refused TEXT;
 -- write (a transaction of up to half a second) held back PostgreSQL's cleanup horizon, each
 -- update left a row version that every later commit read again (the table grew by about five
 -- pages a second under load, and the commits slowed with it).
-ALTER TABLE journal ADD COLUMN IF NOT EXISTS writer BIGINT;
-ALTER TABLE journal ADD COLUMN IF NOT EXISTS batch BIGINT;
+SELECT pg_temp.add_column_once('journal', 'writer', 'BIGINT');
+SELECT pg_temp.add_column_once('journal', 'batch', 'BIGINT');
 DROP TABLE IF EXISTS commit_marker;
 
 -- One row: which server may write this database. A server takes the writer lock (a session
@@ -150,5 +163,5 @@ CREATE TABLE IF NOT EXISTS projection_position (
   singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
   seq       BIGINT NOT NULL
 );
-ALTER TABLE projection_position ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0;
+SELECT pg_temp.add_column_once('projection_position', 'epoch', 'BIGINT NOT NULL DEFAULT 0');
 INSERT INTO projection_position (seq) VALUES (0) ON CONFLICT DO NOTHING;

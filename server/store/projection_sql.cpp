@@ -25,8 +25,11 @@
 //      time of orders stored before (and their new executions' ids appended). Small statements
 //      because one statement of all of them (about 5,000 rows a write under load) took a core
 //      for tens of milliseconds at once, the largest burst left in the write: in 250-row
-//      statements the replies' p99 was lower in every round (docs/PERFORMANCE.md);
-//   4. projection_position moved to `through_seq`, and commit.
+//      statements the replies' p99 was lower in every round (docs/PERFORMANCE.md). They go
+//      between the COPYs, as many after each as keep their share of the write up with the
+//      copied rows' share, the rest after the last COPY;
+//   4. projection_position moved to `through_seq` if writer_epoch still holds our epoch (else
+//      everything is rolled back: kFenceAndWhereTablesAre says why), and commit.
 // Re-projecting is harmless: an id at or below the largest stored one is an update, never a
 // second insert.
 #include <algorithm>

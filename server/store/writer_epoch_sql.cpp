@@ -1,6 +1,6 @@
 // Reading writer_epoch: who may write this database now. Writes check it inside their own
-// statements (journal_sql.cpp, database.cpp); this is for saying who took over once one found
-// it moved on.
+// statements (journal_sql.cpp; projection_sql.cpp through projection_position's epoch, which
+// the same bump moves); this is for saying who took over once one found it moved on.
 #include <pqxx/pqxx>
 
 #include "store/database.hpp"

@@ -100,10 +100,11 @@ WriterLock::~WriterLock() {
 std::int64_t WriterLock::begin_epoch() {
   const std::string holder = options_.program + " pid " + std::to_string(::getpid()) + " on " +
                              host_name() + ", lock backend pid " + std::to_string(backend_.pid);
-  // The epoch and its lease in one transaction: a standby never sees the new epoch without
-  // the lease that protects it. Waits for an append of the previous writer that is in flight
-  // (it holds the row FOR SHARE): a bounded statement, but on a busy database give it as long
-  // as the lock wait.
+  // The epoch, its lease and the projection's fence in one transaction: a standby never sees
+  // the new epoch without the lease that protects it. Waits for an append of the previous
+  // writer that is in flight (it holds writer_epoch's row FOR SHARE) and for its projection
+  // write (it holds projection_position's): a bounded statement, but on a busy database give
+  // it as long as the lock wait.
   const auto sent = Clock::now();
   conn_->send(R"SQL(
 WITH bumped AS (
@@ -121,11 +122,12 @@ SELECT epoch FROM bumped
   const auto deadline = sent + options_.timeout + options_.wait;
   // The lock is ours, so whoever holds writer_epoch or projection_position is a writer that
   // lost it. A projection write holds projection_position from its first statement to its
-  // commit (store/projection_sql.cpp), up to half a second when spread: ended at once, since
-  // the journal has all it would write and this server writes it again (a paused server's
-  // would hold the bump, and the rows it appended, for as long as it is paused). Anything
-  // else, a journal append in flight, is given 500 ms to finish.
-  bool projectors_ended = false, blockers_ended = false;
+  // commit (store/projection_sql.cpp), for most of the gather interval when spread: ended at
+  // every check, since the journal has all it would write and this server writes it again (a
+  // paused server's would hold the bump, and the rows it appended, for as long as it is
+  // paused). Anything else, a journal append in flight, is given 500 ms to finish, and ended
+  // at every check after that. At every check, because the bump waits on one row and then
+  // the other, so what blocks it changes while it waits.
   const auto end = [this](const std::string& only) {
     const std::string ended = end_blockers(backend_.pid, only);
     if (!ended.empty())
@@ -140,13 +142,7 @@ SELECT epoch FROM bumped
       conn_.reset();
       throw std::runtime_error("bumping writer_epoch got no answer in time");
     }
-    if (!projectors_ended) {
-      projectors_ended = true;
-      end(Projector::kApplicationName);
-    } else if (!blockers_ended && now - sent > std::chrono::milliseconds(500)) {
-      blockers_ended = true;
-      end("");
-    }
+    end(now - sent > std::chrono::milliseconds(500) ? "" : Projector::kApplicationName);
   }
   if (rows->empty() || !(*rows)[0].at(0))
     throw std::runtime_error("writer_epoch has no row: the schema was not applied");

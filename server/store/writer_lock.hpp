@@ -7,9 +7,11 @@
 //
 // The lock alone cannot stop a server that has lost it from writing: its other connections
 // do not know. So once it holds the lock, a server bumps writer_epoch (schema.sql) and every
-// journal append and projection write checks, in the same statement, that the epoch is still
-// its own (fencing: store/fenced.hpp). A new writer's bump waits for an append in flight, and
-// an append after the bump writes nothing: two servers can never interleave journal entries.
+// journal append checks, in the same statement, that the epoch is still its own (fencing:
+// store/fenced.hpp); the same bump moves projection_position's epoch, which a projection
+// write holds from its first statement to its commit. A new writer's bump waits for an append
+// or projection write in flight, and one after the bump writes nothing: two servers can never
+// interleave journal entries or projection writes.
 //
 // If the lock's session ends under a running server (PostgreSQL restarted, the connection was
 // killed), the keeper takes the lock again, ending the old session first if it somehow still
@@ -106,11 +108,12 @@ class WriterLock {
   // PostgreSQL cannot be asked.
   std::optional<std::string> hold_back_queueing();
 
-  // Once the schema exists, before the state is loaded: bumps writer_epoch (every earlier
-  // writer's appends are fenced from now on), takes the lease for it, and returns the new
-  // epoch. Sessions that keep the bump waiting (a paused earlier writer's transaction holding
-  // writer_epoch) are terminated after half a second: the lock is ours, so they are stale.
-  // Call once.
+  // Once the schema exists, before the state is loaded: bumps writer_epoch and the
+  // projection's fence (every earlier writer's appends and projection writes are fenced from
+  // now on), takes the lease for it, and returns the new epoch. Sessions that keep the bump
+  // waiting (a paused earlier writer's transaction holding either row) are terminated: the
+  // lock is ours, so they are stale. Its projection writes at once, the rest after half a
+  // second. Call once.
   std::int64_t begin_epoch();
   // Whether the lease is still ours by the local clock (counted from when its last renewal
   // was sent). Lock-free; true until begin_epoch().

@@ -3,7 +3,9 @@
 // is started with --reset: on a shared database that would have emptied the first one's
 // tables). And a server whose writer lock goes to another server (its lock session killed
 // while the other waits for it) is fenced: it appends nothing after the other's start, says
-// that it stepped down, and exits 4, while the other serves everything it acknowledged.
+// that it stepped down, and exits 4, while the other serves everything it acknowledged. A
+// server starts while another session's transaction holds the tables (the schema's upgrade
+// steps take no table lock once done).
 #include <chrono>
 #include <regex>
 #include <string>
@@ -157,8 +159,10 @@ TEST_CASE("a server whose writer epoch was bumped is fenced at its next append",
   create_traders(server.port(), 860, 6, "FE");
   RandomTraders traders(server.port(), 3, 860, 6, "FE", 41);
   REQUIRE(wait_until([&] { return traders.acknowledged() > 10; }, 10s, 50ms));
-  // What another writer does after taking the lock. The bump waits for an append in flight;
-  // once it has committed, whatever the journal holds is all there may ever be.
+  // What another writer does to the journal's fence after taking the lock (its bump moves the
+  // projection's too, projection_position.epoch; the projection also checks writer_epoch). The
+  // bump waits for an append in flight; once it has committed, whatever the journal holds is
+  // all there may ever be.
   query_value_now(
       "UPDATE writer_epoch SET epoch = epoch + 1, holder = 'single_writer_test', since = now() "
       "RETURNING epoch");
@@ -183,5 +187,26 @@ TEST_CASE("a server whose writer epoch was bumped is fenced at its next append",
   server.restart();
   CHECK(missing_orders(server.port(), acked).empty());
   check_conservation();
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("a server starts while another session's transaction holds the tables", "[e2e]") {
+  // As a paused server's projection write or journal append in flight does: schema.sql adds
+  // the columns it lacks without ALTER TABLE's lock on a table that has them all, which would
+  // wait for that transaction (and fail the start once --db-timeout-ms times 10 ran out).
+  {
+    ServerProcess first({"--reset"});  // the schema, complete
+    REQUIRE(first.stop() == 0);
+  }
+  auto conn = connect_database();
+  pqxx::work holder(conn);
+  holder.exec("LOCK TABLE orders, executions, journal, projection_position IN ROW EXCLUSIVE MODE");
+  const auto started = Clock::now();
+  ServerProcess server({"--concurrency", "pool", "--db-timeout-ms", "1000"});
+  CHECK(Clock::now() - started < 8s);
+  const std::string reply =
+      send_request(server.port(), "<create><account id=\"870001\" balance=\"5\"/></create>");
+  CHECK(contains(reply, "<created"));
+  holder.abort();
   CHECK(server.stop() == 0);
 }

@@ -268,18 +268,22 @@ TEST_CASE("a paused active server is replaced after its lease and, resumed, step
 
 namespace {
 
-// The backend pid of the one session named exchange-projector (the active server's).
-int projector_backend() {
-  const std::string pid = query_value_now(
-      "SELECT coalesce(max(pid), 0) FROM pg_stat_activity "
-      "WHERE application_name = 'exchange-projector'");
-  return std::stoi(pid);
+// The backend of a projector whose transaction has appended or updated orders or executions,
+// or 0 (only the active server's projector writes).
+int projector_writing(pqxx::connection& conn) {
+  return pqxx::nontransaction(conn)
+      .exec1(
+          "SELECT coalesce(max(a.pid), 0) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
+          "WHERE a.application_name = 'exchange-projector' AND l.granted "
+          "AND l.mode = 'RowExclusiveLock' "
+          "AND l.relation IN ('orders'::regclass, 'executions'::regclass)")[0]
+      .as<int>();
 }
 
-// Whether backend `pid` is inside a transaction that has written something.
-bool writing(int pid) {
-  return query_value_now("SELECT count(*) FROM pg_stat_activity WHERE pid = " +
-                         std::to_string(pid) + " AND backend_xid IS NOT NULL") == "1";
+bool backend_exists(pqxx::connection& conn, int pid) {
+  return pqxx::nontransaction(conn)
+             .exec1("SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid))[0]
+             .as<int>() == 1;
 }
 
 }  // namespace
@@ -291,25 +295,30 @@ TEST_CASE("a leader paused in the middle of a projection write does not hold up 
   // old one is paused, and its backpressure would at last stop every reply.
   ServerProcess a({"--concurrency", "pool", "--reset", "--lease-ms", "1500"});
   create_traders(a.port(), 960, 6, "SPW");
-  const int a_projector = projector_backend();
-  REQUIRE(a_projector != 0);
   Standby b({"--lease-ms", "1500"});
   REQUIRE(b.following(30s));
   RandomTraders load(a.port(), 4, 960, 6, "SPW", 81);
   REQUIRE(wait_until([&] { return load.acknowledged() > 20; }, 20s));
 
-  // Paused while its projector's transaction has written rows: stopped at once when seen
-  // writing, and let go again if the write ended in between.
-  bool paused_in_write = false;
+  // Paused while its projector's transaction holds orders or executions it wrote: stopped at
+  // once when seen so, and let go again if the write ended in between.
+  auto conn = connect_database();
+  int paused_projector = 0;
   const auto give_up = std::chrono::steady_clock::now() + 30s;
-  while (!paused_in_write && std::chrono::steady_clock::now() < give_up) {
-    if (!writing(a_projector)) continue;
+  while (paused_projector == 0 && std::chrono::steady_clock::now() < give_up) {
+    const int pid = projector_writing(conn);
+    if (pid == 0) {
+      std::this_thread::sleep_for(1ms);
+      continue;
+    }
     ::kill(a.pid(), SIGSTOP);
     std::this_thread::sleep_for(20ms);
-    paused_in_write = writing(a_projector);
-    if (!paused_in_write) ::kill(a.pid(), SIGCONT);
+    if (projector_writing(conn) == pid)
+      paused_projector = pid;
+    else
+      ::kill(a.pid(), SIGCONT);
   }
-  REQUIRE(paused_in_write);
+  REQUIRE(paused_projector != 0);
 
   const bool took_over = b.took_over(20s);
   const std::string b_log = b.process.log();
@@ -324,7 +333,10 @@ TEST_CASE("a leader paused in the middle of a projection write does not hold up 
   const bool caught_up = wait_until([&] { return projected() >= h.tail; }, 20s);
   INFO("the new leader's log:\n" << b.process.log());
   CHECK(caught_up);
-  CHECK_FALSE(writing(a_projector));  // its transaction was ended, not waited for
+  // The old projection write was ended at the bump, not waited for.
+  CHECK(contains(b_log, "terminated them: backend pid " + std::to_string(paused_projector) +
+                            " (application_name exchange-projector)"));
+  CHECK_FALSE(backend_exists(conn, paused_projector));
 
   ::kill(a.pid(), SIGCONT);
   const auto code = a.wait_exit_for(20s);
