@@ -11,6 +11,11 @@
 #                          the database (compose's exchange-standby service, and the exchange
 #                          service of a pair; unset or 0: an ordinary server); left out when
 #                          the arguments include --reset
+#   EXCHANGE_PRINCIPALS    if set: --principals FILE (authentication on); unset: the server runs
+#                          with --allow-unauthenticated (the compose file publishes the port on
+#                          the host's 127.0.0.1 only)
+#   EXCHANGE_TLS_CERT, EXCHANGE_TLS_KEY, EXCHANGE_TLS_CLIENT_CA  if set: --tls-cert, --tls-key,
+#                          --tls-client-ca
 # Arguments (compose `command:`, or after the image name in docker run) are
 # appended, so any other server flag can be given there.
 set -euo pipefail
@@ -49,8 +54,21 @@ for arg in "$@"; do
   [[ "$arg" == --bind || "$arg" == --bind=* ]] && bind=()
 done
 
+# Authentication (docs/OPERATIONS.md "Authentication"): inside the container the server binds
+# 0.0.0.0, which it refuses to do without --principals unless told it is wanted.
+security=()
+if [[ -n "${EXCHANGE_PRINCIPALS:-}" ]]; then
+  security+=(--principals "$EXCHANGE_PRINCIPALS")
+elif [[ ${#bind[@]} -gt 0 ]]; then
+  security+=(--allow-unauthenticated)
+fi
+[[ -n "${EXCHANGE_TLS_CERT:-}" ]] && security+=(--tls-cert "$EXCHANGE_TLS_CERT")
+[[ -n "${EXCHANGE_TLS_KEY:-}" ]] && security+=(--tls-key "$EXCHANGE_TLS_KEY")
+[[ -n "${EXCHANGE_TLS_CLIENT_CA:-}" ]] && security+=(--tls-client-ca "$EXCHANGE_TLS_CLIENT_CA")
+
 exec exchange-server \
   "${bind[@]}" \
+  "${security[@]}" \
   --concurrency "${EXCHANGE_CONCURRENCY:-pool}" \
   --threads "${EXCHANGE_THREADS:-4}" \
   --schema "${EXCHANGE_SCHEMA:-/opt/exchange/schema.sql}" \

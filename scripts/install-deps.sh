@@ -13,6 +13,8 @@ packages=(
   # libraries the server and client link against
   libpqxx-dev libpq-dev libpugixml-dev
   libboost-thread-dev libboost-system-dev libboost-program-options-dev
+  # TLS on the exchange port and the clients; openssl makes the certificates of the tests
+  libssl-dev openssl
   # the serving binaries' allocator (server/CMakeLists.txt says why)
   libjemalloc-dev
   # unit-test framework

@@ -73,8 +73,8 @@ bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
   po::options_description opts("exchange-server: the order-matching exchange (XML over TCP)");
   cli::add_serving_flags(
       opts, cfg.serving,
-      "IPv4 address to listen on; 0.0.0.0 serves every interface (a warning: the protocol has no "
-      "authentication)",
+      "IPv4 address to listen on; 0.0.0.0 serves every interface (only with --principals, or "
+      "--allow-unauthenticated)",
       "PostgreSQL connection string or URI (default: $DATABASE_URL); for high availability list "
       "every node and ask for the writable one: "
       "postgresql://u@host1:5432,host2:5432/db?target_session_attrs=read-write");
@@ -389,7 +389,8 @@ class TradingService final : public cli::Service {
                 std::chrono::milliseconds(cfg.ready_max_lag_ms)),
         engine_(engine_options(cfg, context), context.metrics, context.shutdown.stop_flag(),
                 [this] { health_.database_answered(); }),
-        handler_(engine_, context.metrics, cfg.handler_limits) {}
+        handler_(engine_, context.metrics, cfg.handler_limits,
+                 context.options.serving.loaded.gate) {}
 
   // Once the state is in: the metrics and the health check.
   void report(const cli::ServeOptions& options) {

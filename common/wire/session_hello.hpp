@@ -10,4 +10,11 @@ namespace wire {
 inline constexpr std::string_view kSessionHello = "EXCHANGE-SESSION 1";
 inline constexpr std::string_view kSessionAccept = "EXCHANGE-SESSION 1 OK";
 
+// The key logon of PROTOCOL.md section 2: "EXCHANGE-LOGON 1 NAME KEY" as the very first line
+// (before the session hello too), answered kLogonAccept, or kLogonRefused, a space, why, and
+// the connection closed.
+inline constexpr std::string_view kLogon = "EXCHANGE-LOGON 1";
+inline constexpr std::string_view kLogonAccept = "EXCHANGE-LOGON 1 OK";
+inline constexpr std::string_view kLogonRefused = "EXCHANGE-LOGON 1 REFUSED";
+
 }  // namespace wire

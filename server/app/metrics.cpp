@@ -220,12 +220,32 @@ std::string Metrics::prometheus_text() {
   gauge("exchange_archive_connections",
         "PostgreSQL connections of the order archive open now (at most --archive-connections).",
         db.archive_connections);
+  append_auth(out);
   long rss = resident_kb();
   if (rss >= 0) {
     p::header(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
     p::sample(out, "process_resident_memory_bytes", "", static_cast<double>(rss) * 1024);
   }
   return out;
+}
+
+void Metrics::append_auth(std::string& out) const {
+  namespace p = prometheus;
+  if (!auth_) return;
+  p::header(out, "exchange_auth_refusals_total", "counter",
+            "Connections and requests refused by authentication (--principals), by reason: "
+            "bad_key, locked_out, key_needs_tls, not_authenticated, unknown_certificate (logons "
+            "and connections); unknown_principal, account_not_permitted, trade_not_permitted, "
+            "create_not_permitted (requests, refused whole before anything is journaled).");
+  const auto refusals = auth_->refusals();
+  for (std::size_t i = 0; i < auth::kRefusalCount; ++i) {
+    const std::string label =
+        std::string("reason=\"") + auth::refusal_label(static_cast<auth::Refusal>(i)) + "\"";
+    p::sample(out, "exchange_auth_refusals_total", label, static_cast<double>(refusals[i]));
+  }
+  p::header(out, "exchange_auth_principals", "gauge",
+            "Principals in force (the last good --principals file).");
+  p::sample(out, "exchange_auth_principals", "", static_cast<double>(auth_->principals()->size()));
 }
 
 void Metrics::completion(std::chrono::nanoseconds service) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@
 
 #include "app/outcome.hpp"
 #include "app/prometheus.hpp"
+#include "auth/gate.hpp"
 #include "serving/metrics_sink.hpp"
 
 namespace app {
@@ -102,6 +104,9 @@ class Metrics final : public serving::MetricsSink {
     long standby_lag_ms = -1;         // standby: since it last had every committed entry
   };
   void set_state(std::function<StateGauges()> state);
+  // The authentication gate whose refusals (by reason) and principals /metrics reports; set
+  // once, before serving.
+  void set_auth(std::shared_ptr<const auth::Gate> gate) { auth_ = std::move(gate); }
   // The whole exposition, gauges sampled now.
   std::string prometheus_text();
 
@@ -130,6 +135,8 @@ class Metrics final : public serving::MetricsSink {
   prometheus::Histogram commit_seconds_;
   prometheus::Histogram batch_requests_;
   std::function<StateGauges()> state_;  // guarded by gauges_mutex_
+  std::shared_ptr<const auth::Gate> auth_;
+  void append_auth(std::string& out) const;
 
   std::atomic<bool> enabled_{false};
   std::atomic<std::uint64_t> arrivals_{0};

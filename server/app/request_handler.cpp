@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "app/authorize.hpp"
 #include "protocol/parse.hpp"
 #include "protocol/render.hpp"
 #include "serving/reply_errors.hpp"
@@ -40,15 +41,17 @@ Metrics::Root root_of(const protocol::Command& cmd) {
 
 }  // namespace
 
-RequestHandler::RequestHandler(DurableEngine& engine, Metrics& metrics, HandlerLimits limits)
+RequestHandler::RequestHandler(DurableEngine& engine, Metrics& metrics, HandlerLimits limits,
+                               std::shared_ptr<auth::Gate> gate)
     : engine_(engine),
       metrics_(metrics),
       parse_limits_(limits.parse),
+      gate_(std::move(gate)),
       memory_(limits.max_memory_bytes),
       heavy_(limits.heavy, [&engine] { return engine.projection_behind(); }) {}
 
-void RequestHandler::handle(std::string_view payload, Reply done) {
-  if (!heavy_.is_heavy(payload.size())) return run(payload, std::move(done));
+void RequestHandler::handle(std::string_view payload, const auth::Caller& caller, Reply done) {
+  if (!heavy_.is_heavy(payload.size())) return run(payload, caller, std::move(done));
   // Heavy: copied (the caller's buffer is not ours past this call) and run in turn. `done` is
   // shared by the run and the refusal; exactly one of them uses it.
   auto shared_done = std::make_shared<Reply>(std::move(done));
@@ -58,7 +61,8 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
   };
   const bool queued = heavy_.submit(
       payload.size(),
-      [this, request = std::string(payload), shared_done](HeavyRequests::Finished finished) {
+      [this, request = std::string(payload), caller,
+       shared_done](HeavyRequests::Finished finished) {
         auto answered = std::make_shared<std::atomic<bool>>(false);
         auto answer = [shared_done, finished, answered](std::string xml) {
           if (answered->exchange(true)) return;
@@ -66,7 +70,7 @@ void RequestHandler::handle(std::string_view payload, Reply done) {
           finished();
         };
         try {
-          run(request, answer);
+          run(request, caller, answer);
         } catch (const std::exception& e) {
           // As concurrency/run_request.cpp does for a light request that throws.
           EXCHANGE_LOG(error) << "a request failed: " << e.what();
@@ -90,7 +94,18 @@ void RequestHandler::fill(Metrics::StateGauges& gauges) {
   gauges.memory_refused = static_cast<long>(memory_.refusals());
 }
 
-void RequestHandler::run(std::string_view payload, Reply done) {
+bool RequestHandler::permitted(const protocol::Command& cmd, const auth::Caller& caller,
+                               Metrics::Root root, Reply& done) {
+  if (!gate_) return true;
+  const auto refused = authorize(*gate_->principals(), caller, cmd);
+  if (!refused) return true;
+  gate_->refused(refused->why, caller.peer, caller.principal, refused->reject.value);
+  metrics_.request_answered(root, Outcome::Rejected, std::chrono::nanoseconds(0));
+  done(protocol::render(refuse_every_child(cmd, refused->reject)));
+  return false;
+}
+
+void RequestHandler::run(std::string_view payload, const auth::Caller& caller, Reply done) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   const protocol::Command cmd = protocol::parse(payload, parse_limits_);
@@ -99,6 +114,7 @@ void RequestHandler::run(std::string_view payload, Reply done) {
     metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);
     return done(protocol::render(protocol::Result::failure(*cmd.error)));
   }
+  if (!permitted(cmd, caller, root, done)) return;
   if (could_grow(cmd) && memory_.over()) {
     memory_.refused();
     metrics_.request_answered(root, Outcome::Rejected, Clock::now() - started);

@@ -5,9 +5,12 @@
 // attaches to it is the one place a reply is made from its outcome (the prepared document, or the
 // outcome's error from serving/reply_errors.hpp) and counted.
 //
-// Before that, two guards that cost nothing to a light request: heavy requests (by size) go
-// one at a time through HeavyRequests, and while the process is over its memory budget a
-// request that could grow the state is refused whole (MemoryBudget).
+// Before that, authorization (app/authorize.hpp, with --principals): a caller that may not have
+// the request gets every child refused, and nothing is journaled. Then two guards that cost nothing
+// to a light request: heavy requests (by size) go one at a time through HeavyRequests, and while
+// the process is over its memory budget a request that could grow the state is refused whole
+// (MemoryBudget).
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -15,6 +18,7 @@
 #include "app/heavy_requests.hpp"
 #include "app/memory_budget.hpp"
 #include "app/metrics.hpp"
+#include "auth/gate.hpp"
 #include "protocol/parse.hpp"
 #include "serving/handler.hpp"
 
@@ -28,21 +32,27 @@ struct HandlerLimits {
 
 class RequestHandler final : public serving::Handler {
  public:
-  // `metrics` counts every answered request by root and outcome, with its latency.
-  RequestHandler(DurableEngine& engine, Metrics& metrics, HandlerLimits limits = {});
+  // `metrics` counts every answered request by root and outcome, with its latency. `gate`: the
+  // principals in force (null: no authentication, every caller may do everything).
+  RequestHandler(DurableEngine& engine, Metrics& metrics, HandlerLimits limits = {},
+                 std::shared_ptr<auth::Gate> gate = nullptr);
 
-  void handle(std::string_view payload, Reply done) override;
+  void handle(std::string_view payload, const auth::Caller& caller, Reply done) override;
 
   // The guards' gauges, for /metrics.
   void fill(Metrics::StateGauges& gauges);
 
  private:
   // Parses and submits; `done` as for handle().
-  void run(std::string_view payload, Reply done);
+  void run(std::string_view payload, const auth::Caller& caller, Reply done);
+  // With a gate: whether `caller` may have `cmd`; if not, answers `done` (and counts it).
+  bool permitted(const protocol::Command& cmd, const auth::Caller& caller, Metrics::Root root,
+                 Reply& done);
 
   DurableEngine& engine_;
   Metrics& metrics_;
   const protocol::ParseLimits parse_limits_;
+  const std::shared_ptr<auth::Gate> gate_;
   MemoryBudget memory_;
   HeavyRequests heavy_;  // last: its thread calls run()
 };

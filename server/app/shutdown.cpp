@@ -13,6 +13,7 @@ Shutdown::Shutdown(std::chrono::milliseconds grace, std::chrono::milliseconds ha
   sigemptyset(&signals_);
   sigaddset(&signals_, SIGINT);
   sigaddset(&signals_, SIGTERM);
+  sigaddset(&signals_, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
   thread_ = std::thread([this] { run(); });
 }
@@ -26,10 +27,12 @@ Shutdown::~Shutdown() {
   thread_.join();
 }
 
-void Shutdown::set_actions(std::function<void()> on_signal, std::function<void()> on_grace_over) {
+void Shutdown::set_actions(std::function<void()> on_signal, std::function<void()> on_grace_over,
+                           std::function<void()> on_reload) {
   std::lock_guard<std::mutex> lock(mutex_);
   on_signal_ = std::move(on_signal);
   on_grace_over_ = std::move(on_grace_over);
+  on_reload_ = std::move(on_reload);
   if (signalled_ && on_signal_) on_signal_();
 }
 
@@ -38,10 +41,19 @@ void Shutdown::finished() {
   finished_ = true;
   on_signal_ = nullptr;
   on_grace_over_ = nullptr;
+  on_reload_ = nullptr;
   wake_.notify_all();
 }
 
 void Shutdown::step_down() { stepped_down_ = true; }
+
+void Shutdown::reload() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (on_reload_)
+    on_reload_();
+  else
+    EXCHANGE_LOG(info) << "SIGHUP: not serving yet, nothing reloaded";
+}
 
 void Shutdown::run() {
   // sigtimedwait rather than sigwait: the thread must also end when the server stops without
@@ -54,6 +66,10 @@ void Shutdown::run() {
     }
     timespec tick{0, 200 * 1000 * 1000};
     sig = sigtimedwait(&signals_, nullptr, &tick);
+    if (sig == SIGHUP) {
+      reload();
+      sig = -1;
+    }
   }
 
   std::unique_lock<std::mutex> lock(mutex_);

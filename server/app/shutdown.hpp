@@ -5,6 +5,9 @@
 // will exit 3 instead of 0), and if even that does not end serving within a few seconds the
 // process exits 3 at once: a silent database or a stuck connection never keeps it alive.
 //
+// SIGHUP is taken by the same thread and runs the "reload" action (the principals file), and
+// serving goes on.
+//
 // step_down() starts the same sequence from inside the process, for a server that another one
 // took over from (fenced): it then exits kSteppedDown whatever else happens.
 #include <signal.h>
@@ -27,7 +30,7 @@ class Shutdown {
   // Exit status of a server that stepped down because another took over its database.
   static constexpr int kSteppedDown = 4;
 
-  // Blocks SIGINT and SIGTERM in the calling thread, so every thread started later inherits
+  // Blocks SIGINT, SIGTERM and SIGHUP in the calling thread, so every thread started later inherits
   // the mask; call it in main before starting any. `hard_margin`: how long after the grace
   // period the process may still take before it is ended.
   explicit Shutdown(std::chrono::milliseconds grace,
@@ -39,8 +42,9 @@ class Shutdown {
   // Raised at the first signal.
   const store::StopFlag& stop_flag() const { return stop_; }
   // The actions, set once everything they touch exists. If a signal came first, on_signal
-  // runs at once.
-  void set_actions(std::function<void()> on_signal, std::function<void()> on_grace_over);
+  // runs at once. `on_reload` runs at each SIGHUP until the first stop signal.
+  void set_actions(std::function<void()> on_signal, std::function<void()> on_grace_over,
+                   std::function<void()> on_reload = nullptr);
   // Serving is over: no action runs any more (call before what they touch is destroyed).
   void finished();
   // Whether the grace period ran out with requests still waiting.
@@ -52,13 +56,15 @@ class Shutdown {
 
  private:
   void run();
+  // SIGHUP: the reload action, if serving.
+  void reload();
 
   std::chrono::milliseconds grace_, hard_margin_;
   sigset_t signals_;
   store::StopFlag stop_;
   std::mutex mutex_;  // held while an action runs, so finished() waits for it
   std::condition_variable wake_;
-  std::function<void()> on_signal_, on_grace_over_;
+  std::function<void()> on_signal_, on_grace_over_, on_reload_;
   bool signalled_ = false, finished_ = false, destroying_ = false;
   std::atomic<bool> forced_{false};
   std::atomic<bool> stepped_down_{false};

@@ -22,9 +22,9 @@ RoleHandler::RoleHandler(app::Metrics& metrics)
     : metrics_(metrics),
       standby_reply_(protocol::render_error(serving::error_text(serving::ReplyError::Standby))) {}
 
-void RoleHandler::handle(std::string_view payload, Reply done) {
+void RoleHandler::handle(std::string_view payload, const auth::Caller& caller, Reply done) {
   if (serving::Handler* active = active_.load(std::memory_order_acquire))
-    return active->handle(payload, std::move(done));
+    return active->handle(payload, caller, std::move(done));
   metrics_.request_answered(app::Metrics::Root::Invalid, app::Outcome::Unavailable,
                             std::chrono::nanoseconds(0));
   done(standby_reply_);

@@ -60,7 +60,7 @@ struct FollowerStartup {
 class RoleHandler final : public serving::Handler {
  public:
   explicit RoleHandler(app::Metrics& metrics);
-  void handle(std::string_view payload, Reply done) override;
+  void handle(std::string_view payload, const auth::Caller& caller, Reply done) override;
   void activate(serving::Handler& active) { active_.store(&active, std::memory_order_release); }
 
  private:

@@ -186,6 +186,9 @@ int serve(ServeOptions options, const MakeService& make, const MakeFollower& fol
     for_model.simulated_io_ms_per_child = options.simulated_io_ms_per_child;
     for_model.limits = options.limits;
     for_model.limits.budget = std::make_shared<net::BufferBudget>(options.max_buffered_bytes);
+    for_model.limits.auth = options.serving.loaded.gate;
+    for_model.limits.tls = options.serving.loaded.tls;
+    metrics.set_auth(options.serving.loaded.gate);
     auto model = concurrency::find_model(options.serving.model)->make(for_model);
 
     std::unique_ptr<net::AdminHttpServer> admin;
@@ -201,7 +204,13 @@ int serve(ServeOptions options, const MakeService& make, const MakeFollower& fol
     net::Listener listener(options.serving.bind, static_cast<std::uint16_t>(options.serving.port));
 
     service->start();
-    shutdown.set_actions([&] { model->stop(); }, [&] { service->abandon(); });
+    shutdown.set_actions([&] { model->stop(); }, [&] { service->abandon(); },
+                         [gate = options.serving.loaded.gate] {
+                           if (gate)
+                             gate->reload();
+                           else
+                             EXCHANGE_LOG(info) << "SIGHUP: nothing to reload (no --principals)";
+                         });
     // The actions touch what is declared above: they end before it is destroyed.
     struct ActionsEnd {
       app::Shutdown& s;

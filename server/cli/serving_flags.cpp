@@ -40,6 +40,7 @@ void add_serving_flags(po::options_description& opts, ServingFlags& flags,
       "the most requests a batch is left to fill to (--commit-wait-us)")(
       "log-level", po::value(&flags.log_level)->default_value(flags.log_level),
       "error | warn | info | debug (debug shows every pool resize)");
+  add_security_flags(opts, flags.security);
 }
 
 std::optional<int> parse_serving_flags(int argc, char** argv,
@@ -82,11 +83,10 @@ std::optional<int> parse_serving_flags(int argc, char** argv,
     return 2;
   }
   util::set_log_level(level);
-  if (flags.bind.rfind("127.", 0) != 0 && flags.bind != "localhost")
-    EXCHANGE_LOG(warn) << "listening on " << flags.bind
-                       << ", not only on this machine: the protocol has no authentication, so "
-                          "anyone who can reach port "
-                       << flags.port << " can create accounts and trade";
+  if (auto security = load_security(flags.security, flags.bind, flags.loaded)) {
+    EXCHANGE_LOG(error) << *security;
+    return 2;
+  }
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/security.hpp"
 #include "concurrency/model.hpp"
 #include "store/batcher.hpp"
 
@@ -16,8 +17,7 @@ namespace cli {
 // Each binary sets its own defaults before add_serving_flags().
 struct ServingFlags {
   unsigned port = 12345;
-  // Local unless asked: the protocol has no authentication (--bind 0.0.0.0 serves every
-  // interface, with a warning).
+  // Local unless asked: another address needs --principals or --allow-unauthenticated.
   std::string bind = "127.0.0.1";
   std::string db;
   std::string model = "pool";
@@ -29,19 +29,22 @@ struct ServingFlags {
   // --commit-batch.
   unsigned commit_wait_us = 300;
   unsigned commit_batch = 32;
+  SecurityFlags security;  // --tls-..., --principals, --allow-unauthenticated, --logon-...
+  Security loaded;         // what parse_serving_flags built from `security`
 };
 
 // The group commit's gathering the flags ask for.
 store::CommitGather commit_gather(const ServingFlags& flags);
 
 // Adds --help, --port, --bind, --db, --concurrency, --threads, --min-threads, --max-threads,
-// --commit-wait-us, --commit-batch and --log-level; `bind_help` and `db_help` say what the address
-// and the database are in this binary.
+// --commit-wait-us, --commit-batch, --log-level and the security flags (cli/security.hpp);
+// `bind_help` and `db_help` say what the address and the database are in this binary.
 void add_serving_flags(boost::program_options::options_description& opts, ServingFlags& flags,
                        const std::string& bind_help, const std::string& db_help);
 
 // Parses `all` (the --help text shows only `visible`), takes $DATABASE_URL when --db is absent,
-// checks the serving flags and sets the log level. Returns the exit status when the process
+// checks the serving flags, sets the log level and loads the security files into
+// flags.loaded. Returns the exit status when the process
 // should end now (0 after --help, 2 after printing what is wrong).
 std::optional<int> parse_serving_flags(int argc, char** argv,
                                        const boost::program_options::options_description& visible,

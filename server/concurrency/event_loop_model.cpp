@@ -17,9 +17,10 @@ class EventLoopModel : public Model {
            serving::MetricsSink& metrics) override {
     std::unique_ptr<RunPolicy> policy = make_policy_(RequestRunner(options_, handler, metrics));
     EventLoop loop(listener, options_.limits,
-                   [&metrics, &policy](std::string payload, net::AsyncConnection::ReplyFn reply) {
+                   [&metrics, &policy](std::string payload, auth::Caller caller,
+                                       net::AsyncConnection::ReplyFn reply) {
                      metrics.arrival();
-                     policy->run(Job{std::move(payload), std::move(reply)});
+                     policy->run(Job{std::move(payload), std::move(caller), std::move(reply)});
                    });
     LoopStopper::Attachment attached(stopper_, loop);
     metrics.set_gauges([this, &policy, &loop] {

@@ -74,17 +74,18 @@ class PerClient : public Model {
 
  private:
   void serve(int fd, const RequestRunner& runner) {
-    net::serve_blocking(fd, options_.limits, [this, &runner](const std::string& payload) {
-      runner.metrics().arrival();
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        ++busy_;
-      }
-      std::string reply = runner.run_blocking(payload);
-      std::lock_guard<std::mutex> lock(mutex_);
-      --busy_;
-      return reply;
-    });
+    net::serve_blocking(fd, options_.limits,
+                        [this, &runner](const std::string& payload, const auth::Caller& caller) {
+                          runner.metrics().arrival();
+                          {
+                            std::lock_guard<std::mutex> lock(mutex_);
+                            ++busy_;
+                          }
+                          std::string reply = runner.run_blocking(payload, caller);
+                          std::lock_guard<std::mutex> lock(mutex_);
+                          --busy_;
+                          return reply;
+                        });
     // Leaves the set before the descriptor is closed, whose number may then be reused.
     {
       std::lock_guard<std::mutex> lock(mutex_);

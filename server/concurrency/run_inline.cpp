@@ -15,7 +15,7 @@ class RunInline : public RunPolicy {
 
   void run(Job job) override {
     in_handler_.store(1, std::memory_order_relaxed);
-    runner_.run(job.payload, std::move(job.reply));
+    runner_.run(job.payload, job.caller, std::move(job.reply));
     in_handler_.store(0, std::memory_order_relaxed);
   }
 

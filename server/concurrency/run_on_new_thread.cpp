@@ -18,7 +18,7 @@ class RunOnNewThread : public RunPolicy {
     auto reply = job.reply;  // kept to answer if no thread can be started
     try {
       threads_.spawn([this, job = std::move(job)]() mutable {
-        runner_.run(job.payload, std::move(job.reply));
+        runner_.run(job.payload, job.caller, std::move(job.reply));
       });
     } catch (const boost::thread_resource_error& e) {
       EXCHANGE_LOG(warn) << "cannot start a thread for a request: " << e.what();

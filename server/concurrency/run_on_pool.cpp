@@ -38,7 +38,7 @@ class RunOnPool : public RunPolicy {
     pool_.submit([this, shape = std::move(shape), job = std::move(job)]() mutable {
       std::int64_t wait_before = runqueue_ ? thread_runqueue_wait_ns() : -1;
       Sizer::TaskTimes times;
-      times.wall = runner_.run(job.payload, std::move(job.reply),
+      times.wall = runner_.run(job.payload, job.caller, std::move(job.reply),
                                scan_ ? static_cast<int>(shape.children) : -1);
       if (!sizer_) return;
       if (wait_before >= 0) {

@@ -21,6 +21,7 @@ namespace concurrency {
 
 struct Job {
   std::string payload;
+  auth::Caller caller;
   net::AsyncConnection::ReplyFn reply;  // exactly once, from any thread
 };
 

@@ -17,8 +17,8 @@
 
 namespace concurrency {
 
-std::chrono::nanoseconds RequestRunner::run(std::string_view payload, serving::Handler::Reply done,
-                                            int children) const {
+std::chrono::nanoseconds RequestRunner::run(std::string_view payload, const auth::Caller& caller,
+                                            serving::Handler::Reply done, int children) const {
   auto start = std::chrono::steady_clock::now();
   if (options_.simulated_io_ms_per_child > 0) {
     if (children < 0) children = static_cast<int>(protocol::scan_request(payload).children);
@@ -33,7 +33,7 @@ std::chrono::nanoseconds RequestRunner::run(std::string_view payload, serving::H
     if (!answered->exchange(true)) done(std::move(xml));
   };
   try {
-    handler_.handle(payload, once);
+    handler_.handle(payload, caller, once);
   } catch (const std::exception& e) {
     EXCHANGE_LOG(error) << "a request failed: " << e.what();
     once(net::framing_error_reply(serving::error_text(serving::ReplyError::HandlerFailed)));
@@ -43,10 +43,11 @@ std::chrono::nanoseconds RequestRunner::run(std::string_view payload, serving::H
   return took;
 }
 
-std::string RequestRunner::run_blocking(std::string_view payload) const {
+std::string RequestRunner::run_blocking(std::string_view payload,
+                                        const auth::Caller& caller) const {
   boost::promise<std::string> reply;
   boost::unique_future<std::string> future = reply.get_future();
-  run(payload, [&reply](std::string xml) { reply.set_value(std::move(xml)); });
+  run(payload, caller, [&reply](std::string xml) { reply.set_value(std::move(xml)); });
   return future.get();
 }
 

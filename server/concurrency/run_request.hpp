@@ -26,10 +26,10 @@ class RequestRunner {
   // Runs one request; `done` gets exactly one reply (an "Internal error" one if the handler
   // throws). `children` is the request's child count if the caller already scanned it
   // (scan_request), or -1 to scan here when simulated I/O needs it.
-  std::chrono::nanoseconds run(std::string_view payload, serving::Handler::Reply done,
-                               int children = -1) const;
+  std::chrono::nanoseconds run(std::string_view payload, const auth::Caller& caller,
+                               serving::Handler::Reply done, int children = -1) const;
   // The same, then waits for the reply (for models whose thread owns the connection).
-  std::string run_blocking(std::string_view payload) const;
+  std::string run_blocking(std::string_view payload, const auth::Caller& caller) const;
 
   const ModelOptions& options() const { return options_; }
   serving::MetricsSink& metrics() const { return metrics_; }

@@ -17,7 +17,7 @@ std::string FloorHandler::committed_reply(std::int64_t seq) {
          "\"/></results>";
 }
 
-void FloorHandler::handle(std::string_view payload, Reply done) {
+void FloorHandler::handle(std::string_view payload, const auth::Caller&, Reply done) {
   // No engine, so no engine lock: Batcher::submit assigns the seq under its own mutex, which
   // is all the ordering a journal of opaque payloads needs. first_order_id 0 marks a floor row
   // (the engine's ids start at 1), so an exchange-server replaying this journal refuses it.

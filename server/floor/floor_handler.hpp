@@ -19,7 +19,7 @@ class FloorHandler final : public serving::Handler {
  public:
   explicit FloorHandler(store::Batcher& batcher) : batcher_(batcher) {}
 
-  void handle(std::string_view payload, Reply done) override;
+  void handle(std::string_view payload, const auth::Caller& caller, Reply done) override;
 
   // The reply to a request journaled under `seq`: one <opened> child, so exchange-client bench
   // counts it as one order served, like the server's reply to a one-order request. Its

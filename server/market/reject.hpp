@@ -77,6 +77,12 @@ enum class Reason : std::uint8_t {
   ReplyTooLarge,
   ArchiveBusy,  // limit: lookups that may wait per connection; count: --archive-connections
   ArchiveFailed,
+  // Every child of a request (app: authorization, before anything is journaled).
+  NotPermittedAccount,  // name: the principal; value: the account it does not hold
+  NotPermittedTrade,    // name: the principal (it lacks the trade role)
+  NotPermittedCreate,   // name: the principal (it lacks the admin role)
+  UnknownPrincipal,     // name: the principal, no longer in the principals file
+
   RefusedByLiveRun,  // a replay: the live run refused it (its reply is never sent)
 };
 

@@ -1,93 +1,71 @@
 #include "net/blocking_connection.hpp"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-
+#include "net/blocking_stream.hpp"
+#include "net/peer.hpp"
 #include "net/session.hpp"
+#include "util/log.hpp"
 
 namespace net {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = BlockingStream::Clock;
+constexpr Clock::time_point kNoDeadline = BlockingStream::kNoDeadline;
 
-// No deadline is the latest time point (a plain value rather than std::optional, which GCC's
-// -Wmaybe-uninitialized misreads in release builds).
-constexpr Clock::time_point kNoDeadline = Clock::time_point::max();
+using HandleFn = std::function<std::string(const std::string&, const auth::Caller&)>;
 
-// Milliseconds left until `deadline` (none: wait a minute and look again), at least 0.
-int poll_timeout(Clock::time_point deadline) {
-  if (deadline == kNoDeadline) return 60000;
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  // In slices of at most a minute: poll() takes an int, --read-timeout-ms may not fit.
-  return static_cast<int>(std::clamp<long long>(left, 0, 60000));
-}
-
-enum class Io { Done, Failed, TimedOut };
-
-// Writes all of `bytes` before the deadline; a peer that stops reading fails at the deadline.
-Io send_all(int fd, const std::string& bytes, Clock::time_point deadline) {
-  std::size_t sent = 0;
-  while (sent < bytes.size()) {
-    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-      continue;
+// Carries out the session's actions until it has none; false once it closed. `caller` goes
+// with each request, with the principal the session has established by then.
+bool run_actions(Session& session, BlockingStream& stream, auth::Caller& caller,
+                 Clock::time_point& deadline, const ConnectionLimits& limits,
+                 const HandleFn& handle) {
+  Session::Action action;
+  while (session.next(action)) {
+    switch (action.kind) {
+      case Session::Action::Kind::Send:
+        switch (stream.write_all(action.data, deadline)) {
+          case BlockingStream::Io::Done:
+            session.sent();
+            break;
+          case BlockingStream::Io::Failed:
+            session.failed();
+            break;
+          case BlockingStream::Io::TimedOut:
+            session.timed_out();
+            break;
+        }
+        break;
+      case Session::Action::Kind::Dispatch:
+        caller.principal = session.principal();
+        session.replied(handle(action.data, caller));
+        break;
+      case Session::Action::Kind::StartDeadline:
+        deadline = Clock::now() + limits.read_timeout;
+        break;
+      case Session::Action::Kind::StopDeadline:
+        deadline = kNoDeadline;
+        break;
+      case Session::Action::Kind::Close:
+        return false;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (Clock::now() >= deadline) return Io::TimedOut;
-      pollfd p{fd, POLLOUT, 0};
-      ::poll(&p, 1, poll_timeout(deadline));
-      continue;
-    }
-    return Io::Failed;  // EPIPE, ECONNRESET, ...: the peer is gone
   }
-  return Io::Done;
+  return true;
 }
 
 }  // namespace
 
-void serve_blocking(int fd, const ConnectionLimits& limits,
-                    const std::function<std::string(const std::string&)>& handle) {
-  Session session(limits);
+void serve_blocking(int fd, const ConnectionLimits& limits, const HandleFn& handle) {
+  BlockingStream stream(fd, limits.tls.get());
+  auth::Peer peer = peer_of(fd, stream.tls());
+  if (stream.handshake(Clock::now() + limits.read_timeout) != BlockingStream::Io::Done) {
+    EXCHANGE_LOG(debug) << "connection " << peer.address << ": no TLS handshake; closed";
+    return;
+  }
+  auth::Caller caller{{}, peer.address};
+  Session session(limits, std::move(peer));
   Clock::time_point deadline = kNoDeadline;
   char buf[16384];
-  session.started();
-  for (;;) {
-    Session::Action action;
-    while (session.next(action)) {
-      switch (action.kind) {
-        case Session::Action::Kind::Send:
-          switch (send_all(fd, action.data, deadline)) {
-            case Io::Done:
-              session.sent();
-              break;
-            case Io::Failed:
-              session.failed();
-              break;
-            case Io::TimedOut:
-              session.timed_out();
-              break;
-          }
-          break;
-        case Session::Action::Kind::Dispatch:
-          session.replied(handle(action.data));
-          break;
-        case Session::Action::Kind::StartDeadline:
-          deadline = Clock::now() + limits.read_timeout;
-          break;
-        case Session::Action::Kind::StopDeadline:
-          deadline = kNoDeadline;
-          break;
-        case Session::Action::Kind::Close:
-          return;  // the caller closes `fd`
-      }
-    }
+  session.started(stream.certificate_name());
+  while (run_actions(session, stream, caller, deadline, limits, handle)) {
     // The session has no action left, so it waits for bytes: this driver never leaves a reply
     // or a write pending. Anything else would be a session bug; closing beats hanging.
     if (!session.wants_read()) {
@@ -98,17 +76,23 @@ void serve_blocking(int fd, const ConnectionLimits& limits,
       session.timed_out();
       continue;
     }
-    pollfd p{fd, POLLIN, 0};
-    int ready = ::poll(&p, 1, poll_timeout(deadline));
-    if (ready <= 0) continue;  // timeout or EINTR: the deadline is checked above
-    ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n > 0)
-      session.received(buf, static_cast<std::size_t>(n));
-    else if (n == 0)
-      session.peer_closed();
-    else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
-      session.failed();
+    if (!stream.wait_readable(deadline)) continue;  // timeout or EINTR: checked above
+    std::size_t n = 0;
+    switch (stream.read(buf, sizeof buf, n)) {
+      case BlockingStream::Read::Data:
+        session.received(buf, n);
+        break;
+      case BlockingStream::Read::Eof:
+        session.peer_closed();
+        break;
+      case BlockingStream::Read::Failed:
+        session.failed();
+        break;
+      case BlockingStream::Read::Again:
+        break;
+    }
   }
+  stream.close_notify();  // after a reset it simply fails
 }
 
 }  // namespace net

@@ -6,6 +6,10 @@ namespace net {
 namespace {
 // 20 digits hold any 64-bit length; more is certainly not a length line.
 constexpr std::size_t kMaxLengthLine = 24;
+// "EXCHANGE-LOGON 1 " and what follows it: a name of at most 128 characters and a key.
+constexpr std::size_t kMaxLogonLine = 512;
+constexpr std::string_view kLogonPrefix = "EXCHANGE-LOGON 1 ";
+constexpr std::string_view kLogonWord = "EXCHANGE-LOGON";
 
 // The bytes of a bad length line as they may appear in a reply: printable ASCII as is, anything
 // else (control bytes, NUL, invalid UTF-8 from a TLS hello or a binary blob) as \xNN, so the
@@ -55,25 +59,50 @@ void FrameReader::clear_buffer() {
   pos_ = 0;
 }
 
+FrameReader::Event FrameReader::take_line(std::string_view& line, std::string& out) {
+  std::size_t nl = buf_.find('\n', pos_);
+  // The logon line is longer than a length line may be; only the first line may be one.
+  const bool maybe_logon = opening_ == Opening::LogonOrHello &&
+                           std::string_view(buf_).substr(pos_, kLogonWord.size()) == kLogonWord;
+  const std::size_t longest = maybe_logon ? kMaxLogonLine : kMaxLengthLine;
+  if (nl == std::string::npos) {
+    if (buf_.size() - pos_ <= longest) return Event::NeedMore;
+    out = maybe_logon
+              ? "Bad logon: the logon line is longer than " + std::to_string(longest) + " bytes"
+              : "Bad framing: the first line must be the request's length in bytes";
+    return Event::Error;
+  }
+  line = std::string_view(buf_.data() + pos_, nl - pos_);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  pos_ = nl + 1;
+  return Event::Request;
+}
+
 FrameReader::Event FrameReader::next(std::string& out) {
   if (expected_ == kNone) {
-    std::size_t nl = buf_.find('\n', pos_);
-    if (nl == std::string::npos) {
-      if (buf_.size() - pos_ > kMaxLengthLine) {
-        out = "Bad framing: the first line must be the request's length in bytes";
-        return Event::Error;
-      }
-      return Event::NeedMore;
+    std::string_view line;
+    if (Event e = take_line(line, out); e != Event::Request) return e;
+    const Opening opening = opening_;
+    opening_ =
+        opening == Opening::LogonOrHello && line.substr(0, kLogonPrefix.size()) == kLogonPrefix
+            ? Opening::Hello
+            : Opening::Done;
+    if (opening_ == Opening::Hello) {
+      out.assign(line.substr(kLogonPrefix.size()));
+      if (pos_ == buf_.size()) clear_buffer();
+      return Event::Logon;
     }
-    std::string_view line(buf_.data() + pos_, nl - pos_);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos_ = nl + 1;
-    if (first_line_ && line == wire::kSessionHello) {
-      first_line_ = false;
+    if (opening != Opening::Done && line == wire::kSessionHello) {
       if (pos_ == buf_.size()) clear_buffer();
       return Event::SessionHello;
     }
-    first_line_ = false;
+    if (line.substr(0, kLogonWord.size()) == kLogonWord) {
+      // Never echoed: it may hold a key.
+      out = opening == Opening::LogonOrHello
+                ? "Bad logon: expected '" + std::string(wire::kLogon) + " NAME KEY'"
+                : "Bad logon: the logon line must be the connection's first line";
+      return Event::Error;
+    }
     if (line.empty() || line.find_first_not_of("0123456789") != line.npos) {
       out = "Bad framing: the first line must be the request's length in bytes, got '" +
             printable(line.substr(0, 40)) + "'";

@@ -3,18 +3,22 @@
 // the payload. Also the opt-in persistent session: a connection whose first line is
 // wire::kSessionHello (common/wire/session_hello.hpp) gets wire::kSessionAccept back, and from
 // then on every reply is framed like a request (length line, then the XML) and the connection
-// stays open for more requests.
+// stays open for more requests. Before both, a key logon (wire::kLogon, NAME and KEY) may come
+// as the very first line.
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "auth/gate.hpp"
 #include "net/buffer_budget.hpp"
 #include "protocol/reply_bound.hpp"
 #include "wire/session_hello.hpp"
 
 namespace net {
+
+class TlsContext;
 
 struct ConnectionLimits {
   std::size_t max_request_bytes = 1 << 20;
@@ -44,6 +48,11 @@ struct ConnectionLimits {
   // the budget while the request runs, so a request is taken only while its reply fits. All
   // zero (the floor, tests): nothing reserved.
   protocol::ReplyBound reply_bound;
+  // Set (--principals): a request is served only once the connection has a principal, by a
+  // verified client certificate or a key logon; null: no authentication.
+  std::shared_ptr<auth::Gate> auth;
+  // Set (--tls-cert, --tls-key): the port speaks TLS; null: plaintext.
+  std::shared_ptr<TlsContext> tls;
 };
 
 // The reply to a connection refused because `limit` connections are already open.
@@ -52,7 +61,8 @@ std::string server_busy_reply(std::size_t limit);
 // Incremental: feed it whatever arrived, then take events until it needs more.
 class FrameReader {
  public:
-  enum class Event { NeedMore, Request, SessionHello, Error };
+  // Logon: `out` is what follows wire::kLogon and a space ("NAME KEY", unchecked).
+  enum class Event { NeedMore, Request, SessionHello, Logon, Error };
 
   explicit FrameReader(std::size_t max_request_bytes) : max_bytes_(max_request_bytes) {}
 
@@ -76,8 +86,12 @@ class FrameReader {
   std::size_t max_bytes_;
   std::string buf_;
   std::size_t pos_ = 0;
+  // Reads the next line (Error: `out` says why; NeedMore: no whole line yet).
+  Event take_line(std::string_view& line, std::string& out);
+  // Which opening lines may still come: the logon first, the hello first or after the logon.
+  enum class Opening { LogonOrHello, Hello, Done };
   std::size_t expected_ = kNone;  // payload length once the length line is read
-  bool first_line_ = true;
+  Opening opening_ = Opening::LogonOrHello;
 };
 
 // The bytes to send for a reply document.

@@ -5,14 +5,56 @@
 
 namespace net {
 
-Session::Session(const ConnectionLimits& limits)
-    : limits_(limits), reader_(limits.max_request_bytes) {}
+Session::Session(const ConnectionLimits& limits, auth::Peer peer)
+    : limits_(limits), peer_(std::move(peer)), reader_(limits.max_request_bytes) {}
 
 Session::~Session() {
   if (limits_.budget) limits_.budget->release(charged_);
 }
 
-void Session::started() { settle(); }
+void Session::started(std::string certificate_name) {
+  certificate_name_ = std::move(certificate_name);
+  if (limits_.auth && !certificate_name_.empty() && limits_.auth->knows(certificate_name_))
+    principal_ = certificate_name_;
+  settle();
+}
+
+void Session::logon(const std::string& name_and_key) {
+  const std::size_t space = name_and_key.find(' ');
+  const bool well_formed = space != std::string::npos && space > 0 &&
+                           name_and_key.find(' ', space + 1) == std::string::npos &&
+                           space + 1 < name_and_key.size();
+  const char* refused = nullptr;
+  if (!limits_.auth) {
+    refused = session_errors::kLogonOff;
+  } else if (!well_formed) {
+    limits_.auth->refused(auth::Refusal::BadKey, peer_.address, {}, "malformed logon line");
+    refused = session_errors::kLogonMalformed;
+  } else {
+    const std::string name = name_and_key.substr(0, space);
+    const auto why =
+        limits_.auth->logon(peer_, name, std::string_view(name_and_key).substr(space + 1));
+    if (!why) {
+      principal_ = name;
+      queue_send(std::string(wire::kLogonAccept) + '\n');
+      return;
+    }
+    refused = *why == auth::Refusal::LockedOut     ? session_errors::kLogonLockedOut
+              : *why == auth::Refusal::KeyNeedsTls ? session_errors::kLogonNeedsTls
+                                                   : session_errors::kLogonBadKey;
+  }
+  queue_send(std::string(wire::kLogonRefused) + ' ' + refused + '\n');
+  finish();
+}
+
+void Session::refuse_unauthenticated() {
+  const bool unlisted = !certificate_name_.empty();
+  limits_.auth->refused(
+      unlisted ? auth::Refusal::UnknownCertificate : auth::Refusal::NotAuthenticated, peer_.address,
+      certificate_name_);
+  queue_error(unlisted ? session_errors::kUnknownCertificate : session_errors::kNotAuthenticated);
+  finish();
+}
 
 void Session::received(const char* data, std::size_t size) {
   if (closed_) return;
@@ -120,6 +162,11 @@ void Session::advance() {
           finish();
         }
         return;
+      case FrameReader::Event::Logon:
+        logon(out);
+        // The key goes no further than this (the reader's copy is overwritten by what follows).
+        std::fill(out.begin(), out.end(), '\0');
+        continue;
       case FrameReader::Event::SessionHello:
         persistent_ = true;
         // Queued before any reply, so the peer reads the acknowledgement first.
@@ -130,6 +177,7 @@ void Session::advance() {
         finish();
         return;
       case FrameReader::Event::Request:
+        if (limits_.auth && principal_.empty()) return refuse_unauthenticated();
         if (limits_.budget && out.size() > limits_.small_request_bytes) {
           // Taken only if the request and the largest reply it may get fit in the budget
           // (a small one always is: its reply is small). Never dispatched otherwise: nothing

@@ -30,6 +30,10 @@
 //     reply it may get (limits.reply_bound), reserved until the reply replaces it; otherwise
 //     kBuffersFull. So many connections cannot each add a large reply past the budget, while
 //     small requests (small replies) are always served.
+//   - Authentication (limits.auth): a key logon line is answered before anything else, a refused
+//     one closes the connection; a request on a connection without a principal (no verified
+//     certificate of a listed name, no logon) gets one error and the connection closes, with
+//     nothing dispatched. What a principal may do is the handler's to decide, per request.
 #include <cstddef>
 #include <deque>
 #include <string>
@@ -52,13 +56,16 @@ class Session {
     std::string data;
   };
 
-  explicit Session(const ConnectionLimits& limits);
+  // `peer`: who connected (for the logon rules and log lines).
+  explicit Session(const ConnectionLimits& limits, auth::Peer peer = {});
   ~Session();  // gives back whatever is still charged to the budget
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   // ---- events, from the driver ----
-  void started();                                     // the connection was accepted
+  // The connection was accepted (and its TLS handshake done): `certificate_name` is the verified
+  // client certificate's name, empty without one.
+  void started(std::string certificate_name = {});
   void received(const char* data, std::size_t size);  // bytes arrived
   void peer_closed();             // EOF: the peer will send nothing more (it may still read)
   void failed();                  // reset or any socket error: nothing more can be sent
@@ -74,6 +81,9 @@ class Session {
   bool wants_read() const;
   bool closed() const { return closed_; }
   bool request_in_flight() const { return busy_; }
+  const auth::Peer& peer() const { return peer_; }
+  // Who the connection acts for (empty: nobody yet, or authentication is off).
+  const std::string& principal() const { return principal_; }
   // Bytes charged to the budget now (0 without one, and once closed).
   std::size_t charged() const { return charged_; }
 
@@ -89,6 +99,10 @@ class Session {
   void flush();
   void queue_send(std::string bytes);
   void queue_error(const std::string& why);
+  // The logon line's "NAME KEY": answered, and the connection closed when refused.
+  void logon(const std::string& name_and_key);
+  // A request without a principal while authentication is on: one error, then close.
+  void refuse_unauthenticated();
   // Closes once everything queued is written; frames nothing more, so drops the input held.
   void finish();
   void close_now();
@@ -109,6 +123,9 @@ class Session {
   void account();
 
   ConnectionLimits limits_;
+  auth::Peer peer_;
+  std::string principal_;
+  std::string certificate_name_;  // verified, whether or not it names a principal
   FrameReader reader_;
   std::deque<Action> actions_;
   std::string unsent_;         // queued, not yet handed out as a Send
@@ -139,6 +156,19 @@ inline constexpr const char* kClosedEarly =
     "Bad framing: connection closed before the whole request arrived";
 inline constexpr const char* kBuffersFull =
     "Server busy: buffered bytes over --max-buffered-bytes; retry later";
+inline constexpr const char* kNotAuthenticated =
+    "Not authenticated: log on first (EXCHANGE-LOGON 1 NAME KEY) or present a client "
+    "certificate";
+inline constexpr const char* kUnknownCertificate =
+    "Not authenticated: the client certificate's name is not a principal of this exchange";
+// After wire::kLogonRefused and a space.
+inline constexpr const char* kLogonBadKey = "unknown principal or wrong key";
+inline constexpr const char* kLogonLockedOut =
+    "too many failed logons from this address; wait (--logon-lockout-ms)";
+inline constexpr const char* kLogonNeedsTls =
+    "key logons are accepted only over TLS or from a loopback address";
+inline constexpr const char* kLogonMalformed = "expected EXCHANGE-LOGON 1 NAME KEY";
+inline constexpr const char* kLogonOff = "authentication is off on this server (no --principals)";
 }  // namespace session_errors
 
 }  // namespace net

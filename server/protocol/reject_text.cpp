@@ -127,6 +127,15 @@ std::string reject_text(const market::Reject& r) {
              "); retry";
     case Reason::ArchiveFailed:
       return "Internal error: the order could not be read from the database; retry";
+    case Reason::NotPermittedAccount:
+      return "Not permitted: principal '" + r.name + "' may not act for account '" + r.value + "'";
+    case Reason::NotPermittedTrade:
+      return "Not permitted: principal '" + r.name + "' has no trade role";
+    case Reason::NotPermittedCreate:
+      return "Not permitted: <create> needs the admin role, which principal '" + r.name +
+             "' does not have";
+    case Reason::UnknownPrincipal:
+      return "Not permitted: principal '" + r.name + "' is not in the principals file";
     case Reason::RefusedByLiveRun:
       return "refused by the live run";
   }

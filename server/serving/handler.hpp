@@ -4,11 +4,13 @@
 // FloorHandler), so how threads are arranged never changes what a request does.
 //
 // The serving interface (this and metrics_sink.hpp) is all that concurrency/ knows of what it
-// serves: it is header-only and links nothing, so the layer that decides which thread runs a
-// request builds without the exchange, the store or libpqxx.
+// serves: it is header-only and links only auth's Caller, so the layer that decides which thread
+// runs a request builds without the exchange, the store or libpqxx.
 #include <functional>
 #include <string>
 #include <string_view>
+
+#include "auth/caller.hpp"
 
 namespace serving {
 
@@ -17,8 +19,8 @@ class Handler {
   using Reply = std::function<void(std::string)>;
   virtual ~Handler() = default;
   // Calls `done` exactly once with the reply: inline, or later on another thread. Called from
-  // any thread; must not block for long (it never waits for a commit).
-  virtual void handle(std::string_view payload, Reply done) = 0;
+  // any thread; must not block for long (it never waits for a commit). `caller`: who sent it.
+  virtual void handle(std::string_view payload, const auth::Caller& caller, Reply done) = 0;
 };
 
 }  // namespace serving

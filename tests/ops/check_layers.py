@@ -16,10 +16,12 @@ import sys
 # server/CMakeLists.txt says: the edges the architecture forbids. A concurrency model knows what
 # it serves only through serving/ (a Handler and a MetricsSink), so it builds without the
 # exchange's state, the store or libpqxx; net hands payloads to a dispatch function and knows
-# nothing of app; store keeps request bytes as received and knows nothing of protocol.
+# nothing of app; store keeps request bytes as received and knows nothing of protocol; auth
+# (principals, keys, the logon throttle) sits just above util, so net and app may both ask it.
 PQ = {"PkgConfig::PQXX", "PkgConfig::PQ"}
 MUST_NOT_REACH = {
     "util": {"market", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
+    "auth": {"market", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
     "market": {"protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
     "protocol": {"store", "serving", "app", "net", "concurrency"} | PQ,
     "store": {"protocol", "serving", "app", "net", "concurrency"},

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,11 +31,13 @@ bool accepts_connections(unsigned short port) {
 }
 
 // The server on `port` against the test database, with `flags` after the harness's own, its
-// output appended to `log_path`.
+// output appended to `log_path`. It binds 127.0.0.1 unless `flags` say otherwise.
 pid_t spawn_server(unsigned short port, const std::vector<std::string>& flags,
                    const std::string& log_path) {
-  std::vector<std::string> args = {server_binary(), "--port", std::to_string(port), "--bind",
-                                   "127.0.0.1",     "--db",   database_url()};
+  std::vector<std::string> args = {server_binary(), "--port", std::to_string(port), "--db",
+                                   database_url()};
+  if (std::find(flags.begin(), flags.end(), "--bind") == flags.end())
+    args.insert(args.end(), {"--bind", "127.0.0.1"});
   args.insert(args.end(), flags.begin(), flags.end());
   pid_t pid = ::fork();
   if (pid == 0) {

@@ -90,7 +90,7 @@ namespace Catch {
 template <>
 struct StringMaker<Step> {
   static std::string convert(const Step& s) {
-    const char* names[] = {"NeedMore", "Request", "SessionHello", "Error"};
+    const char* names[] = {"NeedMore", "Request", "SessionHello", "Logon", "Error"};
     return std::string(names[static_cast<int>(s.event)]) + "(" + s.out + ")";
   }
 };

@@ -134,6 +134,20 @@ std::vector<Case> every_reason() {
       "connection, and --archive-connections is 4); retry");
   add(Reject(Reason::ArchiveFailed),
       "Internal error: the order could not be read from the database; retry");
+  Reject account(Reason::NotPermittedAccount);
+  account.name = "desk-a";
+  account.value = "1003";
+  add(account, "Not permitted: principal 'desk-a' may not act for account '1003'");
+  Reject trade(Reason::NotPermittedTrade);
+  trade.name = "ops";
+  add(trade, "Not permitted: principal 'ops' has no trade role");
+  Reject create(Reason::NotPermittedCreate);
+  create.name = "desk-a";
+  add(create,
+      "Not permitted: <create> needs the admin role, which principal 'desk-a' does not have");
+  Reject gone(Reason::UnknownPrincipal);
+  gone.name = "bot-7";
+  add(gone, "Not permitted: principal 'bot-7' is not in the principals file");
   add(Reject(Reason::RefusedByLiveRun), "refused by the live run");
   return cases;
 }

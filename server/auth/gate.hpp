@@ -1,0 +1,85 @@
+#pragma once
+// Authentication's one door (--principals): the principals in force, swapped whole on a reload
+// (SIGHUP) so a request sees either the old table or the new one; key logons checked against
+// them with the throttle; every refusal counted by reason and logged with the peer and the
+// principal (never a key). The session layer asks it at logon and for certificates; the
+// request handler asks it for the principal behind every request (app/authorize.hpp).
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "auth/logon_throttle.hpp"
+#include "auth/principals.hpp"
+
+namespace auth {
+
+// Why a connection or a request was refused; also the label of its /metrics counter.
+enum class Refusal : std::uint8_t {
+  BadKey,               // logon: unknown name, no key on file, or a wrong key
+  LockedOut,            // logon: too many failures from this address (--logon-max-failures)
+  KeyNeedsTls,          // logon: a key over plaintext from a non-loopback address
+  NotAuthenticated,     // a request before any logon, without a certificate
+  UnknownCertificate,   // a verified certificate whose name is no principal
+  UnknownPrincipal,     // a request by a principal no longer in the file (after a reload)
+  AccountNotPermitted,  // <transactions> for an account the principal does not hold
+  TradeNotPermitted,    // <transactions> by a principal without the trade role
+  CreateNotPermitted,   // <create> by a principal without the admin role
+  Count,
+};
+inline constexpr std::size_t kRefusalCount = static_cast<std::size_t>(Refusal::Count);
+
+// "bad_key", "locked_out", ...: the /metrics label.
+const char* refusal_label(Refusal why);
+
+// Who is on the other end of a connection.
+struct Peer {
+  std::string address;  // "ip:port", for log lines
+  std::string ip;       // the throttle's key
+  bool loopback = false;
+  bool tls = false;
+};
+
+class Gate {
+ public:
+  struct Options {
+    std::string principals_path;  // --principals
+    LogonThrottle::Options throttle;
+  };
+
+  // Loads the file; throws PrincipalsError (naming the file and line) when it is bad.
+  explicit Gate(Options options);
+
+  // The table in force now; a reload does not change a table already taken.
+  std::shared_ptr<const Principals> principals() const;
+  // Reads the file again: a good one replaces the table (logged with its size), a bad one is
+  // refused whole with a log line naming the file and line and the last good one stays.
+  bool reload();
+
+  // A key logon: the name's principal when the key is right, else the refusal (counted and
+  // logged). Refuses without looking at the key when the peer is locked out, and over
+  // plaintext unless the peer is on loopback.
+  std::optional<Refusal> logon(const Peer& peer, std::string_view name, std::string_view key);
+  // Whether a verified certificate's name is a principal now.
+  bool knows(std::string_view name) const;
+  // Counts and logs a refusal decided elsewhere (the session, the request handler).
+  void refused(Refusal why, const std::string& peer, std::string_view principal,
+               std::string_view detail = {});
+  // Refusals so far, by reason.
+  std::array<std::uint64_t, kRefusalCount> refusals() const;
+  const std::string& path() const { return options_.principals_path; }
+
+ private:
+  const Options options_;
+  mutable std::mutex mutex_;  // guards table_ (the swap and the copy of the pointer)
+  std::shared_ptr<const Principals> table_;
+  LogonThrottle throttle_;
+  std::array<std::atomic<std::uint64_t>, kRefusalCount> refusals_{};
+};
+
+}  // namespace auth

@@ -1,0 +1,75 @@
+#include "cli/security.hpp"
+
+#include <arpa/inet.h>
+
+#include "util/log.hpp"
+
+namespace cli {
+
+namespace po = boost::program_options;
+
+void add_security_flags(po::options_description& opts, SecurityFlags& flags) {
+  opts.add_options()("tls-cert", po::value(&flags.tls.cert),
+                     "PEM certificate chain: the exchange port speaks TLS (1.2 and 1.3 only), "
+                     "with the same framing inside; needs --tls-key")(
+      "tls-key", po::value(&flags.tls.key), "PEM private key of --tls-cert")(
+      "tls-client-ca", po::value(&flags.tls.client_ca),
+      "PEM CA certificates: clients are asked for a certificate signed by one of them; one "
+      "that does not verify ends the handshake, and a verified one's subject CN is the "
+      "principal (needs --tls-cert)")(
+      "principals", po::value(&flags.principals),
+      "turns authentication on: the principals file (name, roles, accounts, API key hash a "
+      "line; docs/OPERATIONS.md). Every request needs a principal (a client certificate or a "
+      "key logon) that may act for its account; <create> needs the admin role. Read again on "
+      "SIGHUP (a bad file is refused whole, the last good one stays)")(
+      "allow-unauthenticated", po::bool_switch(&flags.allow_unauthenticated),
+      "serve a non-loopback --bind without --principals (anyone who reaches the port may act "
+      "for every account); without it such a start is refused")(
+      "logon-max-failures",
+      po::value(&flags.throttle.max_failures)->default_value(flags.throttle.max_failures),
+      "failed key logons from one address before its logons are refused for "
+      "--logon-lockout-ms; 0: never")(
+      "logon-lockout-ms", po::value(&flags.logon_lockout_ms)->default_value(flags.logon_lockout_ms),
+      "how long an address that failed --logon-max-failures logons is refused, counted from "
+      "its last failure");
+}
+
+bool is_loopback_bind(const std::string& bind) {
+  if (bind == "localhost") return true;
+  in_addr addr{};
+  return ::inet_pton(AF_INET, bind.c_str(), &addr) == 1 && (ntohl(addr.s_addr) >> 24) == 127;
+}
+
+std::optional<std::string> load_security(const SecurityFlags& flags, const std::string& bind,
+                                         Security& out) {
+  if (flags.tls.cert.empty() != flags.tls.key.empty())
+    return "--tls-cert and --tls-key go together";
+  if (!flags.tls.client_ca.empty() && flags.tls.cert.empty())
+    return "--tls-client-ca needs --tls-cert and --tls-key";
+  if (flags.logon_lockout_ms < 1) return "--logon-lockout-ms must be at least 1";
+  if (flags.principals.empty() && !is_loopback_bind(bind) && !flags.allow_unauthenticated)
+    return "refusing to serve " + bind +
+           " without authentication: anyone who reaches it could act for every account. Give "
+           "--principals FILE, bind 127.0.0.1, or say --allow-unauthenticated";
+  try {
+    if (!flags.tls.cert.empty()) out.tls = std::make_shared<net::TlsContext>(flags.tls);
+    if (!flags.principals.empty()) {
+      auth::Gate::Options options{flags.principals, flags.throttle};
+      options.throttle.lockout = std::chrono::milliseconds(flags.logon_lockout_ms);
+      out.gate = std::make_shared<auth::Gate>(options);
+    }
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  if (!out.gate && !is_loopback_bind(bind))
+    EXCHANGE_LOG(warn) << "serving " << bind
+                       << " without authentication (--allow-unauthenticated): anyone who can "
+                          "reach it can create accounts and trade for every account";
+  if (out.gate)
+    EXCHANGE_LOG(info) << "authentication on: " << out.gate->principals()->size()
+                       << " principals from " << flags.principals
+                       << (out.tls ? "" : "; without TLS, key logons only from loopback");
+  return std::nullopt;
+}
+
+}  // namespace cli
