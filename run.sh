@@ -2,7 +2,10 @@
 # Build and run the exchange server in the foreground on 127.0.0.1:12345 (the
 # server's defaults). Extra arguments go to the server, e.g.
 #   ./run.sh --concurrency reactor --threads 4
-#   ./run.sh --bind 0.0.0.0      every interface (the protocol has no authentication)
+#   ./run.sh --bind 0.0.0.0 --principals FILE [--tls-cert C --tls-key K]
+#                                every interface, with authentication (docs/OPERATIONS.md,
+#                                "Authentication and TLS"); without --principals a
+#                                non-loopback --bind needs --allow-unauthenticated
 #
 # It builds only what serving needs (exchange-server, exchange-client); ./test.sh
 # builds the rest.

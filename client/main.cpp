@@ -1,11 +1,13 @@
 // exchange-client: talks to the exchange server (PROTOCOL.md).
 //   exchange-client send FILE.xml...   send requests, print replies
 //   exchange-client bench [options]    load generator and statistics
+//   exchange-client keygen NAME        a new API key and its principals-file line
 #include <cstring>
 #include <exception>
 #include <iostream>
 
 #include "bench/bench.hpp"
+#include "keygen.hpp"
 #include "send.hpp"
 
 namespace {
@@ -13,7 +15,12 @@ namespace {
 void usage(std::ostream& os) {
   os << "usage: exchange-client send FILE.xml... [--host H] [--port P | --servers H:P,H:P] "
         "[--persistent]\n"
-        "       exchange-client bench [options]\n"
+        "                          [--tls [--ca FILE] [--cert FILE --key FILE] "
+        "[--tls-resume on|off]]\n"
+        "                          [--principal NAME --api-key-file FILE]\n"
+        "       exchange-client bench [options]   (the same TLS and logon flags)\n"
+        "       exchange-client keygen NAME [--roles trade] [--accounts 1001,1002] "
+        "[--key-out FILE]\n"
         "       exchange-client COMMAND --help\n";
 }
 
@@ -28,6 +35,7 @@ int main(int argc, char** argv) {
   try {
     if (std::strcmp(command, "send") == 0) return exch::run_send(argc - 1, argv + 1);
     if (std::strcmp(command, "bench") == 0) return exch::bench::run_bench(argc - 1, argv + 1);
+    if (std::strcmp(command, "keygen") == 0) return exch::run_keygen(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::cerr << "exchange-client " << command << ": " << e.what() << "\n";
     return 1;

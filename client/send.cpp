@@ -11,7 +11,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "net/connection.hpp"
+#include "connect_flags.hpp"
 #include "net/failover.hpp"
 #include "net/framing.hpp"
 
@@ -39,7 +39,7 @@ po::options_description describe(std::string& host, unsigned& port, std::string&
       "instead of one connection per file")(
       "timeout", po::value(&timeout_s)->default_value(timeout_s), "seconds a whole reply may take")(
       "connect-timeout", po::value(&connect_timeout_s)->default_value(connect_timeout_s),
-      "seconds a TCP connect may take")("help,h", "this help");
+      "seconds a TCP connect (and the TLS handshake) may take")("help,h", "this help");
   return d;
 }
 
@@ -69,8 +69,10 @@ int run_send(int argc, const char* const* argv) {
   bool persistent = false;
   double timeout_s = 30, connect_timeout_s = 5;
   std::vector<std::string> files;
+  SecurityFlags security;
   auto desc =
       describe(host, port, servers, failover_wait_s, persistent, timeout_s, connect_timeout_s);
+  desc.add(security_options(security));
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
   po::options_description all;
@@ -94,7 +96,10 @@ int run_send(int argc, const char* const* argv) {
                  "but some reply holds an <error> (a refused request or child), 4 when\n"
                  "some request was sent but got no reply (its outcome is unknown: query\n"
                  "before sending it again), 1 on connection/session errors or unreadable\n"
-                 "files, 2 on usage errors.\n\n"
+                 "files (or a --ca, --cert, --key or --api-key-file that cannot be\n"
+                 "loaded), 2 on usage errors. With --principal every connection starts\n"
+                 "with the key logon; a refused logon is reported as \"logon refused: ...\"\n"
+                 "(nothing was applied).\n\n"
               << desc;
     return 0;
   }
@@ -107,9 +112,20 @@ int run_send(int argc, const char* const* argv) {
     std::cerr << "exchange-client send: bad --port, timeout or --failover-wait\n";
     return 2;
   }
+  if (std::string bad = check_security_flags(security); !bad.empty()) {
+    std::cerr << "exchange-client send: " << bad << "\n";
+    return 2;
+  }
   net::Timeouts timeouts;
   timeouts.connect = std::chrono::milliseconds(static_cast<long long>(connect_timeout_s * 1000));
   timeouts.read = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  net::ConnectOptions connect;
+  try {
+    connect = make_connect_options(security, timeouts);
+  } catch (const std::exception& e) {
+    std::cerr << "exchange-client send: " << e.what() << "\n";
+    return 1;
+  }
 
   std::vector<std::unique_ptr<net::Endpoint>> endpoints;
   try {
@@ -126,7 +142,7 @@ int run_send(int argc, const char* const* argv) {
     return 1;
   }
   net::Failover::Options options;
-  options.timeouts = timeouts;
+  options.connect = connect;
   options.persistent = persistent;
   // One server: one attempt, as without --servers. Several: a takeover may be under way.
   options.wait = endpoints.size() > 1
@@ -163,6 +179,7 @@ int run_send(int argc, const char* const* argv) {
     }
     if (answer.kind == net::Failover::Answer::Kind::Unreachable) {
       std::cerr << "exchange-client send: " << file << ": " << answer.error << "\n";
+      if (answer.logon_refused) return 1;  // the next files would be refused too
       status = 1;
       continue;
     }

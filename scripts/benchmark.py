@@ -4,6 +4,7 @@
     scripts/benchmark.py [--seconds 10] [--soak-minutes 10] [--quick] [--db URL] [--pg-port 25888]
                          [--only TEXT] [--server PATH[,PATH...]] [--no-floor] [--repeat N] [--bin DIR]
     scripts/benchmark.py --sustained 60 [--db URL] [--pg-port 25888] [--bin DIR]
+    scripts/benchmark.py --tls [--seconds 10] [--repeat N] [--quick] [--db URL] [--pg-port 25888] [--bin DIR]
 
 Every case starts exchange-server (build/bin) on a fresh database (--reset) in the model
 named in the table, runs `exchange-client bench` on the same machine (workload: 200 accounts
@@ -57,11 +58,31 @@ in each third, since the lag rises while effects gather and drops at each write,
 sample of each), how long the projection took to catch up after the load stopped, and whether
 the lag stayed bounded: the last third's highest within 1.5 times the first third's plus half a
 second's worth. Exit status 1 if it grew.
+
+--tls runs only the TLS comparison instead: plaintext against TLS with a client certificate,
+side by side, for the persistent case of the table (64 clients, 1 order/request, reactor) and
+the one-shot case (16 clients, one request per connection, pool) with TLS session resumption on
+and off (exchange-client bench --tls-resume). Every leg's server authenticates (--principals),
+so that authorization costs the same on both sides: the plaintext leg's bench logs on with an
+API key (--principal bench --api-key-file: allowed over plaintext from loopback only), the TLS
+legs' bench presents a client certificate (CN=bench) to a server started with --tls-cert,
+--tls-key and --tls-client-ca. At the start it makes, with the `openssl` command in a temporary
+directory, a CA, a server certificate for IP 127.0.0.1 and the client's (EC P-256), a principals
+file (`bench admin,trade * SHA256-OF-KEY`) and the random key's file; the directory is removed
+at the end. Each round runs every leg of a case, plaintext first in odd rounds and the legs in
+reverse (TLS first) in even ones (--repeat rounds); every round is printed, with the bench's
+TLS handshake counts and the CPU split. A table of medians ends the run: each TLS leg beside its
+plaintext reference, with the median over the rounds of TLS/plaintext throughput (same round)
+and its target (issue 38): persistent at least 0.9, one-shot with resumption at least 0.5;
+one-shot with full handshakes is reported without a target. --quick: 2 s per leg.
 """
 import argparse
+import hashlib
 import json
 import os
 import resource
+import secrets
+import shutil
 import signal
 import socket
 import statistics
@@ -213,6 +234,17 @@ CASES = [
      "orders/s", 40000),
 ]
 
+# --tls: cases of CASES (same load, same model) run plaintext and with TLS. Every leg's server
+# has --principals, so authorization costs the same: the plaintext leg logs on with an API key,
+# the TLS legs with a client certificate. Case -> its TLS legs: (label, --tls-resume, least
+# TLS/plaintext throughput ratio judged on the medians, or None: reported, no target).
+TLS_CASES = {
+    "persistent sessions, 1 order/request, 64 clients": [("TLS, client certificate", "on", 0.9)],
+    "1 order/request, 1 request/connection, 16 clients": [("TLS, resumption on", "on", 0.5),
+                                                           ("TLS, full handshakes (resumption off)", "off", None)],
+}
+PLAIN_LEG = ("plaintext, key logon", None, None)  # every case's reference, first in odd rounds
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -232,6 +264,10 @@ def main():
                     help="run only the sustained case: persistent sessions, 64 clients, 1 order/request for this "
                          "long, printing the projection lag (from /metrics) at the start, middle and end and "
                          "whether it stayed bounded")
+    ap.add_argument("--tls", action="store_true",
+                    help="run only the TLS comparison: plaintext against TLS with a client certificate, persistent "
+                         "(64 clients) and one-shot (16 clients, resumption on and off), legs alternating round by "
+                         "round (--repeat), TLS/plaintext judged by medians")
     ap.add_argument("--bin", help="directory of exchange-server, exchange-floor, exchange-client (default build/bin)")
     args = ap.parse_args()
     seconds = 2 if args.quick else args.seconds
@@ -243,7 +279,11 @@ def main():
                                                                       "exchange-floor"))
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
-    if not args.no_floor and not os.access(FLOOR, os.X_OK):
+    if args.tls and (args.sustained or args.only or args.server):
+        ap.error("--tls runs its own cases: not with --sustained, --only or --server")
+    if args.tls and not shutil.which("openssl"):
+        ap.error("--tls makes its certificates with the openssl command, which is not on PATH")
+    if not args.tls and not args.no_floor and not os.access(FLOOR, os.X_OK):
         ap.error(f"{FLOOR} is missing: build it (target exchange-floor) or pass --no-floor")
 
     try:
@@ -271,6 +311,8 @@ def run(args, seconds, soak):
     pg = Postgres(db)
     if args.sustained:
         return sustained(args, db, pg)
+    if args.tls:
+        return tls_comparison(args, db, pg, seconds)
     floor_db = None if args.no_floor else pg.ensure_database(FLOOR_DB)
 
     def report(name, model, value, unit, target, detail, ok, counted=True, case=None):
@@ -344,9 +386,7 @@ def run(args, seconds, soak):
                 detail += f"; median of {', '.join(f'{r:.2f}' for r in ratios)}"
             report("  server / floor", model, f"{ratio:.2f}x", "of floor", want, detail, ok, case=name)
 
-    print(f"benchmark: {seconds:g} s per case after 1 s of warm-up; machine: {os.cpu_count()} cores, "
-          f"{open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}; "
-          f"load average {load1()}", flush=True)
+    print(f"benchmark: {seconds:g} s per case after 1 s of warm-up; {machine()}", flush=True)
     selected = [c[0] for c in CASES if not args.only or args.only in c[0]]
     print(legend(args, seconds, soak, floor=bool(floor_db) and any(n in FLOOR_TARGETS for n in selected),
                  cores=not args.only or "core" in args.only, memory=not args.only or "memory" in args.only),
@@ -515,20 +555,196 @@ def sustained(args, db, pg):
     return 0 if bounded else 1
 
 
+# ---- --tls: plaintext against TLS with a client certificate ---------------------------------
+
+def tls_comparison(args, db, pg, seconds):
+    """--tls: every case of TLS_CASES in alternating rounds, then the medians and the verdict."""
+    tmp = tempfile.mkdtemp(prefix="benchmark-tls-")
+    REAPER.call(lambda: shutil.rmtree(tmp, ignore_errors=True), f"the temporary directory {tmp}")
+    creds = make_credentials(tmp)
+    print(f"benchmark: TLS comparison, {seconds:g} s per leg after 1 s of warm-up; {machine()}", flush=True)
+    print(tls_legend(args, seconds), flush=True)
+    results = []  # (case, model, legs, {leg label: [leg_figures() of each round]})
+    for name, tls_legs in TLS_CASES.items():
+        model, bargs = next((c[1], c[2]) for c in CASES if c[0] == name)  # the table's load and model
+        legs = [PLAIN_LEG] + tls_legs
+        results.append((name, model, legs, tls_rounds(args, seconds, db, pg, creds, name, model, bargs, legs)))
+    rows = tls_table(args, results)
+    print(verdict(args, rows), flush=True)
+    return 0
+
+
+def openssl(tmp, *args):
+    """The openssl command in `tmp`, quiet unless it fails."""
+    r = subprocess.run(["openssl", *args], cwd=tmp, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"benchmark: openssl {args[0]} failed: {r.stderr.strip()}")
+
+
+def make_credentials(tmp):
+    """In `tmp`: a CA, a server certificate for IP 127.0.0.1 and a client certificate with
+    CN=bench (EC P-256, valid 2 days), a principals file giving `bench` both roles on every
+    account and the sha256 of a random API key, and that key's file. Returns {file: path}."""
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    openssl(tmp, "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+            "-subj", "/CN=benchmark CA", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign")
+    leaves = [("server", "127.0.0.1", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
+              ("client", "bench", "extendedKeyUsage=clientAuth\n")]  # the client's CN is its principal
+    for serial, (who, cn, ext) in enumerate(leaves, start=2):
+        write(os.path.join(tmp, f"{who}.ext"), ext)
+        openssl(tmp, "req", "-new", *ec, "-keyout", f"{who}.key", "-out", f"{who}.csr", "-subj", f"/CN={cn}")
+        openssl(tmp, "x509", "-req", "-in", f"{who}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-set_serial", str(serial), "-days", "2", "-extfile", f"{who}.ext", "-out", f"{who}.pem")
+    key = secrets.token_hex(32)
+    write(os.path.join(tmp, "api-key"), key + "\n")
+    write(os.path.join(tmp, "principals"), f"bench admin,trade * {hashlib.sha256(key.encode()).hexdigest()}\n")
+    return {f: os.path.join(tmp, f) for f in ("ca.pem", "server.pem", "server.key", "client.pem", "client.key",
+                                              "api-key", "principals")}
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def security_flags(creds, resume):
+    """(server flags, bench flags) of a leg: plaintext with a key logon when `resume` is None,
+    else TLS with the client certificate and --tls-resume `resume`. Both with --principals."""
+    server = ["--principals", creds["principals"]]
+    if resume is None:
+        return server, ["--principal", "bench", "--api-key-file", creds["api-key"]]
+    return (server + ["--tls-cert", creds["server.pem"], "--tls-key", creds["server.key"],
+                      "--tls-client-ca", creds["ca.pem"]],
+            ["--tls", "--ca", creds["ca.pem"], "--cert", creds["client.pem"], "--key", creds["client.key"],
+             "--tls-resume", resume])
+
+
+def tls_rounds(args, seconds, db, pg, creds, name, model, bargs, legs):
+    """Every leg of one case, --repeat rounds; in even rounds the legs run in reverse (TLS
+    first), so that drift during the run falls on each side in turn. Prints every leg's run;
+    returns {label: [leg_figures() of each round]}."""
+    print(f"{name} [{model}]:", flush=True)
+    runs = {label: [] for label, _, _ in legs}
+    for i in range(args.repeat):
+        tag = f" [round {i + 1}/{args.repeat}]" if args.repeat > 1 else ""
+        for label, resume, _ in legs if i % 2 == 0 else legs[::-1]:
+            server_flags, bench_flags = security_flags(creds, resume)
+            rep, split = measure(start_server(db, model, extra=server_flags), seconds, bargs + bench_flags, pg)
+            f = leg_figures(rep, split)
+            runs[label].append(f)
+            handshakes = f", tls handshakes {f['handshakes']} ({f['resumed']} resumed)" if resume else ""
+            print(f"  {label:<53} {model:<9} {f['rate']:>10,.0f} {'orders/s':<9} p50 {f['p50']:.2f} ms, "
+                  f"p99 {f['p99']:.2f} ms, errors {f['errors']}{handshakes}{tag}", flush=True)
+            print(split.line(), flush=True)
+    return runs
+
+
+def leg_figures(rep, split):
+    """One leg's run: throughput, latency (ms), errors, TLS handshakes (the bench's counts,
+    warm-up and setup included; None in plaintext) and CPU per order (µs) by process."""
+    n = max(split.orders, 1)
+    cpu = {k: v / n * 1e6 for k, v in split.cpu.items()}
+    return {"rate": rep["throughput_items_ps"], "p50": rep["latency_ms"]["p50"], "p99": rep["latency_ms"]["p99"],
+            "errors": rep["error_replies"] + rep["connection_errors"], "handshakes": rep.get("tls_handshakes"),
+            "resumed": rep.get("tls_resumed"), **cpu, "all": sum(cpu.values())}
+
+
+TLS_HEADER = (f"  {'case, leg':<39} {'model':<8} {'orders/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6}  "
+              f"{'µs/order:':>9} {'server':>6} {'pg':>6} {'client':>6} {'all':>6}  {'tls handshakes':<22} "
+              f"{'TLS/plain':>9}  target")
+
+
+def tls_table(args, results):
+    """The medians over the rounds: each case's plaintext leg, then each TLS leg with the
+    median of its per-round ratios to the plaintext leg and its target. Returns the judged
+    rows, as run() keeps them (for verdict())."""
+    print(f"benchmark: TLS against plaintext, "
+          + (f"medians of {args.repeat} rounds (each above)" if args.repeat > 1 else "one round") + ":", flush=True)
+    print(TLS_HEADER)
+    rows = []
+    for name, model, legs, runs in results:
+        print(f"{name}:")
+        plain = runs[PLAIN_LEG[0]]
+        print(tls_row(PLAIN_LEG[0], model, plain).rstrip(), flush=True)
+        for label, _, least in legs[1:]:
+            ratios = [t["rate"] / p["rate"] if p["rate"] else 0.0 for t, p in zip(runs[label], plain)]
+            ratio = statistics.median(ratios)
+            ok = least is None or ratio >= least
+            judged = (f"{ratio:>8.2f}x  " + (f">={least:<4} {'ok' if ok else 'MISSED'}" if least else "none (reported)")
+                      + (f"  ratios {', '.join(f'{r:.2f}' for r in ratios)}" if args.repeat > 1 else ""))
+            print(tls_row(label, model, runs[label]) + judged, flush=True)
+            if least is not None:
+                rows.append((f"{label} / plaintext in \"{name}\" [{model}]", model, f"{ratio:.2f}x", "of plaintext",
+                             f">={least}", judged, ok, name))
+    return rows
+
+
+def tls_row(label, model, runs):
+    """One leg's medians (errors: the sum over the rounds), up to the ratio column."""
+    med = {k: statistics.median(r[k] for r in runs) for k in ("rate", "p50", "p99", "server", "postgres", "client",
+                                                              "all")}
+    handshakes = "-"
+    if runs[0]["handshakes"] is not None:
+        handshakes = (f"{statistics.median(r['handshakes'] for r in runs):,.0f} "
+                      f"({statistics.median(r['resumed'] for r in runs):,.0f} resumed)")
+    return (f"  {label:<39} {model:<8} {med['rate']:>9,.0f} {med['p50']:>7.2f} {med['p99']:>7.2f} "
+            f"{sum(r['errors'] for r in runs):>6}  {'':>9} {med['server']:>6.1f} {med['postgres']:>6.1f} "
+            f"{med['client']:>6.1f} {med['all']:>6.1f}  {handshakes:<22} ")
+
+
+def tls_legend(args, seconds):
+    """What the --tls lines mean; printed before the first."""
+    out = [quick_note(f"{seconds:g} s per leg")] if args.quick else []
+    return "\n".join(out + [
+        "How to read the lines:",
+        wrap("legs", "each case (the table's load and model) runs on a fresh server per leg, every one with "
+                     "--principals: \"plaintext, key logon\" (the bench sends an API key logon; plaintext from "
+                     "loopback) and the TLS legs (--tls-cert, --tls-key, --tls-client-ca; the bench presents a "
+                     "client certificate whose CN is the principal), with --tls-resume on or off. Certificates "
+                     "(EC P-256) and the principals file are made at the start in a temporary directory, removed "
+                     "at the end."),
+        wrap("rounds", "one line per leg and round: orders/s, p50 and p99 latency, errors (error replies + "
+                       "connection errors, 0 expected), and the bench's TLS handshakes, N (M resumed), warm-up and "
+                       "setup included. Odd rounds run plaintext first, even rounds the legs in reverse (TLS "
+                       "first)."),
+        wrap("cpu:", CPU_LEGEND),
+        wrap("table", "medians over the rounds (errors: summed); µs/order = CPU per order of the server, "
+                      "PostgreSQL, the client and all three. TLS/plain: the median of each round's TLS orders/s "
+                      "divided by the plaintext leg's of the same round. Targets (issue 38): persistent TLS >= 0.9 "
+                      "of plaintext, one-shot with resumption >= 0.5; full handshakes: reported, no target."),
+    ])
+
+
+def machine():
+    """Cores, CPU model and load average, for the first line."""
+    model = open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()
+    return f"machine: {os.cpu_count()} cores, {model}; load average {load1()}"
+
+
 def wrap(key, text, width=100, indent=14):
     """One legend entry: the key, then the text wrapped under it."""
     return textwrap.fill(text, width, initial_indent=f"  {key:<{indent - 2}}", subsequent_indent=" " * indent)
 
 
+CPU_LEGEND = ("CPU time per order (per item in the create case) during the case, of the server, of PostgreSQL (all "
+              "its processes) and of the load generator (client), with the share of one core each kept busy; then "
+              "all three together against all cores, and PostgreSQL commits per 1,000 orders (one commit = one "
+              "group-commit round trip).")
+
+
+def quick_note(lengths):
+    """The --quick warning, `lengths` saying how long each run was."""
+    return textwrap.fill(
+        f"--quick: {lengths}. This is a SMOKE TEST that every case runs end to end, NOT A MEASUREMENT: on this "
+        "shared machine such short runs swing by a third and more from one run to the next. Do not quote these "
+        "figures, and do not read ok/MISSED as a verdict on the server.", 100, initial_indent="benchmark: ",
+        subsequent_indent="  ")
+
+
 def legend(args, seconds, soak, floor, cores, memory):
     """What every line below means; printed before the first row."""
-    out = []
-    if args.quick:
-        out.append(textwrap.fill(
-            f"--quick: {seconds:g} s per case (memory case {soak * 60:g} s). This is a SMOKE TEST that every case "
-            "runs end to end, NOT A MEASUREMENT: on this shared machine such short runs swing by a third and more "
-            "from one run to the next. Do not quote these figures, and do not read ok/MISSED as a verdict on the "
-            "server.", 100, initial_indent="benchmark: ", subsequent_indent="  "))
+    out = [quick_note(f"{seconds:g} s per case (memory case {soak * 60:g} s)")] if args.quick else []
     out += [
         "How to read the rows:",
         wrap("row", "case (the load), the server's --concurrency model, the value and its unit, the target, ok or "
@@ -541,10 +757,7 @@ def legend(args, seconds, soak, floor, cores, memory):
                        "also needs p99 <= 10 ms."),
         wrap("ok/MISSED", "ok: the target was met in this run. MISSED: the value was below the target (or p99 "
                           "above it) in this run; it says nothing beyond this run."),
-        wrap("cpu:", "CPU time per order (per item in the create case) during the case, of the server, of "
-                     "PostgreSQL (all its processes) and of the load generator (client), with the share of one "
-                     "core each kept busy; then all three together against all cores, and PostgreSQL commits per "
-                     "1,000 orders (one commit = one group-commit round trip)."),
+        wrap("cpu:", CPU_LEGEND),
     ]
     if floor:
         out += [
@@ -574,15 +787,20 @@ def verdict(args, rows):
         line += " (MISSED: " + "; ".join(r[0].strip() for r in missed) + ")"
     load = load1()
     busy = f" (load average now {load} on {os.cpu_count()} cores)" if load is not None else ""
-    if args.quick:
+    if args.quick and args.tls:
+        nxt = ("Next: that was a smoke test, not a measurement. For figures, run scripts/benchmark.py --tls "
+               f"--repeat 3 without --quick (10 s per leg; ratios judged by medians of three rounds) on a quiet "
+               f"machine{busy}.")
+    elif args.quick:
         nxt = ("Next: that was a smoke test, not a measurement. For figures, run scripts/benchmark.py without "
                "--quick (10 s per case; --only TEXT for one case; --repeat 3 judges the floor ratios by medians of "
                f"three rounds) on a quiet machine{busy}.")
     elif missed:
         nxt = (f"Next: rerun what was missed alone when the machine is quiet{busy}; absolute figures drift from "
-               "day to day on a shared machine, ratios to the floor from one run much less. For example:")
+               "day to day on a shared machine, ratios within one run (to the floor, TLS/plaintext) much less. For example:")
+        again = "--tls" if args.tls else f"--only '{missed[0][7]}'"
         return (line + "\n" + textwrap.fill(nxt, 100, subsequent_indent="  ")
-                + f"\n  scripts/benchmark.py --only '{missed[0][7]}' --repeat 3")
+                + f"\n  scripts/benchmark.py {again} --repeat 3")
     else:
         nxt = "Every target was met in this run."
     return line + "\n" + textwrap.fill(nxt, 100, subsequent_indent="  ")

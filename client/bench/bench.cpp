@@ -10,7 +10,7 @@
 #include "bench/report.hpp"
 #include "bench/runner.hpp"
 #include "bench/workload.hpp"
-#include "net/connection.hpp"
+#include "connect_flags.hpp"
 #include "net/framing.hpp"
 
 namespace exch::bench {
@@ -115,6 +115,13 @@ int run_bench(int argc, const char* const* argv) {
   net::Timeouts timeouts;
   timeouts.connect = std::chrono::milliseconds(static_cast<long long>(o.connect_timeout_s * 1000));
   timeouts.read = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  net::ConnectOptions connect;
+  try {
+    connect = make_connect_options(o.security, timeouts);
+  } catch (const std::exception& e) {
+    std::cerr << "exchange-client bench: " << e.what() << "\n";
+    return 1;
+  }
 
   std::unique_ptr<Targets> targets;
   std::vector<std::string> target_names;
@@ -122,15 +129,17 @@ int run_bench(int argc, const char* const* argv) {
   Workload workload(o);
   try {
     if (o.servers.empty())
-      targets = std::make_unique<Targets>(host_ports, timeouts, o.persistent);
+      targets = std::make_unique<Targets>(host_ports, connect, o.persistent);
     else
       targets = Targets::failover(
-          host_ports, timeouts, o.persistent,
+          host_ports, connect, o.persistent,
           std::chrono::milliseconds(static_cast<long long>(o.failover_wait_s * 1000)));
     for (std::size_t t = 0; t < targets->size(); ++t) target_names.push_back(targets->name(t));
-    // Fail fast on a wrong address or a server without sessions (the setup
-    // requests do that job for one-request-per-connection runs).
-    if (o.persistent || !o.setup) targets->preflight();
+    // Fail fast on a wrong address, certificate or key, or a server without sessions (the
+    // setup requests do that job for one-request-per-connection runs). A logon is tried alone
+    // first: a refusal then closes a connection with nothing unread, so the answer arrives
+    // whole (a server closing on a pipelined request may reset the connection instead).
+    if (o.persistent || !o.setup || connect.credentials.present()) targets->preflight();
     if (o.setup) {
       if (o.progress)
         std::cerr << "setup: " << o.accounts << " accounts, " << o.symbols << " symbols ...\n";
@@ -159,6 +168,7 @@ int run_bench(int argc, const char* const* argv) {
   std::vector<RepSummary> reps;
   for (unsigned rep = 1; rep <= o.repeat; ++rep) {
     SessionMeter sessions(*targets);  // every repetition opens its own sessions
+    const auto tls_before = targets->tls_handshakes();
     RunContext ctx(o, *targets, workload, rep);
     {
       Progress progress(ctx, o.progress);
@@ -174,6 +184,9 @@ int run_bench(int argc, const char* const* argv) {
     std::vector<Sample> samples = ctx.take_samples();
     RepSummary r = summarize_rep(rep, samples);
     r.sessions_opened = sessions.opened();
+    const auto tls_after = targets->tls_handshakes();
+    r.tls_handshakes = tls_after.handshakes - tls_before.handshakes;
+    r.tls_resumed = tls_after.resumed - tls_before.resumed;
     r.error_examples = ctx.error_examples();
     r.rejected_reasons = ctx.rejected_reasons();
     r.error_reasons = ctx.error_reasons();

@@ -7,15 +7,16 @@
 
 namespace exch::bench {
 
-Targets::Targets(const std::vector<HostPort>& host_ports, net::Timeouts timeouts, bool persistent)
-    : timeouts_(timeouts), persistent_(persistent) {
+Targets::Targets(const std::vector<HostPort>& host_ports, net::ConnectOptions connect,
+                 bool persistent)
+    : connect_(std::move(connect)), persistent_(persistent) {
   for (const auto& hp : host_ports) add_target({hp});
 }
 
 std::unique_ptr<Targets> Targets::failover(const std::vector<HostPort>& servers,
-                                           net::Timeouts timeouts, bool persistent,
+                                           net::ConnectOptions connect, bool persistent,
                                            std::chrono::milliseconds wait) {
-  std::unique_ptr<Targets> t(new Targets(timeouts, persistent));
+  std::unique_ptr<Targets> t(new Targets(std::move(connect), persistent));
   t->add_target(servers);
   t->failover_wait_ = wait;
   return t;
@@ -25,7 +26,7 @@ void Targets::add_target(const std::vector<HostPort>& servers) {
   auto target = std::make_unique<Target>();
   for (const auto& [host, port] : servers) {
     target->servers.push_back(std::make_unique<net::Endpoint>(net::Endpoint::resolve(host, port)));
-    target->pools.push_back(std::make_unique<net::SessionPool>(*target->servers.back(), timeouts_));
+    target->pools.push_back(std::make_unique<net::SessionPool>(*target->servers.back(), connect_));
   }
   targets_.push_back(std::move(target));
 }
@@ -64,7 +65,7 @@ std::string Targets::attempt(Target& target, std::size_t s, const std::string& x
     pool.release(std::move(session));
     return body;
   }
-  return net::request_once(*target.servers[s], xml, timeouts_);
+  return net::request_once(*target.servers[s], xml, connect_);
 }
 
 void Targets::pass_over(Target& target, std::size_t from) {
@@ -78,7 +79,7 @@ TargetResult Targets::exchange(std::size_t t, const std::string& xml, const Time
   Target& target = *targets_[t];
   const bool several = target.servers.size() > 1;
   const auto deadline = Clock::now() + failover_wait_;
-  std::size_t tried = 0;
+  std::size_t tried = 0, logons_refused = 0;
   for (;;) {
     const std::size_t s = target.current.load() % target.servers.size();
     try {
@@ -99,6 +100,11 @@ TargetResult Targets::exchange(std::size_t t, const std::string& xml, const Time
       r.error = several ? std::string("no reply (outcome unknown): ") + e.what() : e.what();
       if (several) pass_over(target, s);
       break;
+    } catch (const net::LogonRefused& e) {
+      r.ok = false;
+      r.error = e.what();
+      ++logons_refused;
+      pass_over(target, s);
     } catch (const std::exception& e) {
       r.ok = false;
       r.error = e.what();
@@ -106,13 +112,23 @@ TargetResult Targets::exchange(std::size_t t, const std::string& xml, const Time
       pass_over(target, s);
     }
     if (++tried >= target.servers.size()) {
-      tried = 0;
+      // Every server refused the logon: the run cannot succeed (and retrying a wrong key only
+      // runs into the servers' logon throttle).
+      if (logons_refused == tried) {
+        r.fatal = true;
+        break;
+      }
+      tried = logons_refused = 0;
       if (Clock::now() >= deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   r.end_ns = tb.now_ns();
   return r;
+}
+
+net::TlsClient::Counts Targets::tls_handshakes() const {
+  return connect_.tls ? connect_.tls->counts() : net::TlsClient::Counts{};
 }
 
 void Targets::release(std::size_t t, std::unique_ptr<net::Session> session) {
@@ -145,8 +161,7 @@ void Targets::preflight() {
         if (persistent_) {
           target->pools[s]->release(target->pools[s]->acquire());
         } else {
-          net::Connection c = net::Connection::open(*target->servers[s], timeouts_.connect);
-          c.close();
+          net::probe(*target->servers[s], connect_);
         }
         reached = true;
         target->current = s;

@@ -15,7 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "net/connection.hpp"
+#include "net/session.hpp"
+#include "net/tls.hpp"
 
 namespace exch::bench {
 
@@ -32,7 +33,7 @@ struct TimeBase {
 
 struct TargetResult {
   bool ok = false;
-  bool fatal = false;  // the server does not speak the session extension
+  bool fatal = false;  // no point going on: no session extension, or the logon refused
   std::string body;    // the reply XML
   std::string error;   // when !ok
   std::int64_t end_ns = 0;
@@ -42,13 +43,13 @@ class Targets {
  public:
   using HostPort = std::pair<std::string, std::uint16_t>;
   // One target per host:port (one server, or replicas).
-  Targets(const std::vector<HostPort>& host_ports, net::Timeouts timeouts, bool persistent);
+  Targets(const std::vector<HostPort>& host_ports, net::ConnectOptions connect, bool persistent);
   // One target served by whichever of `servers` serves (--servers: an active server and its
   // standbys, client/net/failover.hpp for the rules). A request goes to the next server only
   // when none can have applied it; one without a reply is an error ("no reply: outcome
   // unknown") and is not resent. While none serves they are tried in turn for `wait`.
   static std::unique_ptr<Targets> failover(const std::vector<HostPort>& servers,
-                                           net::Timeouts timeouts, bool persistent,
+                                           net::ConnectOptions connect, bool persistent,
                                            std::chrono::milliseconds wait);
   std::size_t size() const { return targets_.size(); }
   // The target's server now (with --servers, the one that served last).
@@ -56,8 +57,10 @@ class Targets {
   // Its name in reports: host:port, or the --servers list.
   std::string name(std::size_t t) const;
   bool persistent() const { return persistent_; }
-  const net::Timeouts& timeouts() const { return timeouts_; }
+  const net::ConnectOptions& connect_options() const { return connect_; }
   std::size_t sessions_opened() const;
+  // TLS handshakes so far, and how many resumed a session (zero without TLS).
+  net::TlsClient::Counts tls_handshakes() const;
 
   // One request/reply with target t; never throws. With persistent sessions,
   // `held` is the caller's own session to target t: opened on first use (or
@@ -72,8 +75,8 @@ class Targets {
   // Closes the idle sessions of every target (those the preflight, the setup or an
   // earlier repetition handed back); returns how many.
   std::size_t close_idle_sessions();
-  // Connects (and says the session hello when persistent) to every target;
-  // throws NetError/SessionUnsupported with a clear message.
+  // Connects (TLS handshake, logon, and the session hello when persistent) to every target;
+  // throws NetError (LogonRefused) or SessionUnsupported with a clear message.
   void preflight();
 
  private:
@@ -83,7 +86,8 @@ class Targets {
     std::vector<std::unique_ptr<net::SessionPool>> pools;  // one per server
     std::atomic<std::size_t> current{0};                   // the server that served last
   };
-  Targets(net::Timeouts timeouts, bool persistent) : timeouts_(timeouts), persistent_(persistent) {}
+  Targets(net::ConnectOptions connect, bool persistent)
+      : connect_(std::move(connect)), persistent_(persistent) {}
   void add_target(const std::vector<HostPort>& servers);
   // One attempt at server `s` of target `t`; throws what net:: throws.
   std::string attempt(Target& target, std::size_t s, const std::string& xml,
@@ -92,7 +96,7 @@ class Targets {
   void pass_over(Target& target, std::size_t from);
 
   std::vector<std::unique_ptr<Target>> targets_;
-  net::Timeouts timeouts_;
+  net::ConnectOptions connect_;
   bool persistent_;
   std::chrono::milliseconds failover_wait_{0};
 };

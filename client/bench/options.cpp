@@ -58,7 +58,7 @@ po::options_description describe(BenchOptions& o, Raw& r) {
       "request per connection")("timeout", po::value(&o.timeout_s)->default_value(o.timeout_s),
                                 "seconds a whole reply may take")(
       "connect-timeout", po::value(&o.connect_timeout_s)->default_value(o.connect_timeout_s),
-      "seconds a TCP connect may take");
+      "seconds a TCP connect (and the TLS handshake) may take");
 
   po::options_description load("Load");
   load.add_options()(
@@ -143,7 +143,7 @@ po::options_description describe(BenchOptions& o, Raw& r) {
                                                                                     "this help");
 
   po::options_description all("exchange-client bench [options]");
-  all.add(target).add(load).add(work).add(out);
+  all.add(target).add(security_options(o.security)).add(load).add(work).add(out);
   return all;
 }
 
@@ -243,6 +243,7 @@ ParseOutcome parse_bench_options(int argc, const char* const* argv, BenchOptions
   o.servers = split_list(r.servers);
   if (!o.replicas.empty() && !o.servers.empty()) return fail("--replicas and --servers together");
   if (!(o.failover_wait_s >= 0)) return fail("--failover-wait must not be negative");
+  if (std::string bad = check_security_flags(o.security); !bad.empty()) return fail(bad);
   o.reject_words = split_list(r.reject_words);
 
   if (vm.count("requests") && vm.count("duration"))

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "connect_flags.hpp"
+
 namespace exch::bench {
 
 enum class LoopMode { Closed, Open };
@@ -22,6 +24,7 @@ struct BenchOptions {
   bool persistent = false;
   double timeout_s = 30;
   double connect_timeout_s = 5;
+  SecurityFlags security;  // --tls, --ca, --cert, --key, --tls-resume, --principal, ...
 
   // load shape
   LoopMode mode = LoopMode::Closed;

@@ -9,6 +9,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "connect_flags.hpp"
+
 namespace exch::bench {
 
 RepSummary summarize_rep(unsigned rep, const std::vector<Sample>& samples) {
@@ -89,6 +91,8 @@ std::string loop_description(const BenchOptions& o) {
   }
   s << ", " << (o.threads == ThreadMode::Pool ? "thread pool" : "thread per request");
   s << ", " << (o.persistent ? "persistent sessions" : "one request per connection");
+  // How it connects and who it logs on as (never the key).
+  if (o.security.tls || !o.security.principal.empty()) s << ", " << describe_security(o.security);
   return s.str();
 }
 
@@ -195,6 +199,9 @@ void print_summary(std::ostream& os, const BenchOptions& o, const std::vector<st
                                              : "as many as requests were in flight at once")
          << ", plus one per reconnection after a failure)\n";
     }
+    if (o.security.tls)
+      os << "  tls handshakes " << r.tls_handshakes << " (" << r.tls_resumed
+         << " resumed) in this repetition, warm-up included\n";
     for (const auto& e : r.error_examples) os << "  error example " << e << "\n";
   }
   if (reps.size() > 1) {
@@ -387,6 +394,10 @@ bool write_json(const std::string& path, const BenchOptions& o,
   j.field("cancel_ratio", o.cancel_ratio);
   j.field("seed", o.seed);
   j.field("timeout_s", o.timeout_s);
+  j.field("tls", o.security.tls);
+  j.field("tls_resume", o.security.tls && o.security.tls_resume == "on");
+  j.field("client_certificate", !o.security.cert_file.empty());
+  j.field("principal", o.security.principal);
   j.end_object();
   j.begin_object("setup");
   j.field("ran", setup.ran);
@@ -424,6 +435,10 @@ bool write_json(const std::string& path, const BenchOptions& o,
       j.field("replica_failures", r.replica_failures);
     }
     j.field("sessions_opened", static_cast<std::uint64_t>(r.sessions_opened));
+    if (o.security.tls) {
+      j.field("tls_handshakes", r.tls_handshakes);
+      j.field("tls_resumed", r.tls_resumed);
+    }
     if (!o.class_mix.empty()) {
       j.begin_array("latency_ms_by_class");
       for (const ClassLatency& c : r.by_class) {

@@ -45,7 +45,9 @@ struct RepSummary {
   stats::Summary first_latency_ms;  // served, first reply - intended
   std::uint64_t disagreements = 0;
   std::uint64_t replica_failures = 0;
-  std::size_t sessions_opened = 0;  // persistent: opened during this repetition
+  std::size_t sessions_opened = 0;   // persistent: opened during this repetition
+  std::uint64_t tls_handshakes = 0;  // --tls: completed during this repetition
+  std::uint64_t tls_resumed = 0;     // of which resumed a session
   std::vector<std::string> error_examples;
   ReasonTally rejected_reasons;        // <error> texts of the rejected items, by reason
   ReasonTally error_reasons;           // <error> texts of the error replies' items, by reason

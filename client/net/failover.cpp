@@ -48,16 +48,17 @@ void Failover::next_server(const std::string& why) {
 Failover::Answer Failover::request(std::string_view xml) {
   const auto deadline = Clock::now() + options_.wait;
   Answer answer;
-  std::size_t tried = 0;  // servers tried since the last pause
+  std::size_t tried = 0;           // servers tried since the last pause
+  std::size_t logons_refused = 0;  // of them, refused the logon
   for (;;) {
     const Endpoint& server = *servers_[current_];
     try {
       std::string reply;
       if (options_.persistent) {
-        if (!session_ || !session_->usable()) session_ = Session::open(server, options_.timeouts);
+        if (!session_ || !session_->usable()) session_ = Session::open(server, options_.connect);
         reply = session_->request(xml);
       } else {
-        reply = request_once(server, xml, options_.timeouts);
+        reply = request_once(server, xml, options_.connect);
       }
       // One server only: its refusal is the answer (as before there were several).
       if (servers_.size() == 1 || !refused_as_not_serving(reply)) {
@@ -78,10 +79,15 @@ Failover::Answer Failover::request(std::string_view xml) {
       return answer;
     } catch (const NotSent& e) {
       answer.error = e.what();
+      answer.logon_refused = dynamic_cast<const LogonRefused*>(&e) != nullptr;
+      logons_refused += answer.logon_refused;
       next_server(e.what());
     }
     if (++tried >= servers_.size()) {
-      tried = 0;
+      // Every server refused the logon: no takeover will change that; and retrying a wrong
+      // key only runs into the servers' logon throttle.
+      if (logons_refused == tried) break;
+      tried = logons_refused = 0;
       if (Clock::now() >= deadline) break;
       // Every server refused or was unreachable: a takeover is under way. Poll gently.
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

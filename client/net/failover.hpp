@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "net/connection.hpp"
+#include "net/session.hpp"
 
 namespace exch::net {
 
@@ -36,7 +36,7 @@ bool refused_as_not_serving(std::string_view reply);
 class Failover {
  public:
   struct Options {
-    Timeouts timeouts;
+    ConnectOptions connect;  // timeouts, TLS, logon: for every server
     bool persistent = false;
     std::chrono::milliseconds wait{10000};  // finding a server that serves, per request
   };
@@ -51,9 +51,12 @@ class Failover {
     Kind kind = Kind::Unreachable;
     std::string reply;
     std::string error;                 // Unknown, Unreachable: why
+    bool logon_refused = false;        // Unreachable: the last server tried refused the logon
     const Endpoint* server = nullptr;  // Reply, Unknown: where it went
   };
-  // Throws SessionUnsupported (a server too old for --persistent); nothing else.
+  // Throws SessionUnsupported (a server too old for --persistent); nothing else. A refused
+  // logon is like an unreachable server: the next one is tried, and if none takes the request
+  // the answer is Unreachable with "logon refused: why" as its error.
   Answer request(std::string_view xml);
 
   // Called with a line for the user each time a server is passed over (may be empty).

@@ -99,7 +99,8 @@ bool RequestHandler::permitted(const protocol::Command& cmd, const auth::Caller&
   if (!gate_) return true;
   const auto refused = authorize(*gate_->principals(), caller, cmd);
   if (!refused) return true;
-  gate_->refused(refused->why, caller.peer, caller.principal, refused->reject.value);
+  gate_->refused(refused->why, caller.peer, caller.principal,
+                 refused->reject.value.empty() ? "" : "account " + refused->reject.value);
   metrics_.request_answered(root, Outcome::Rejected, std::chrono::nanoseconds(0));
   done(protocol::render(refuse_every_child(cmd, refused->reject)));
   return false;

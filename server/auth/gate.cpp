@@ -110,10 +110,30 @@ std::optional<Refusal> Gate::logon(const Peer& peer, std::string_view name, std:
 
 bool Gate::knows(std::string_view name) const { return principals()->find(name) != nullptr; }
 
+std::uint64_t LogBudget::take() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - second_ >= std::chrono::seconds(1)) {
+    second_ = now;
+    logged_ = 0;
+  }
+  if (logged_ >= kPerSecond) {
+    ++skipped_;
+    return kSkip;
+  }
+  ++logged_;
+  return std::exchange(skipped_, 0);
+}
+
 void Gate::refused(Refusal why, const std::string& peer, std::string_view principal,
                    std::string_view detail) {
   const auto index = static_cast<std::size_t>(why);
   if (index < kRefusalCount) refusals_[index].fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t unlogged = log_budget_.take();
+  if (unlogged == LogBudget::kSkip) return;
+  if (unlogged > 0)
+    EXCHANGE_LOG(warn) << unlogged << " refusals in the last second were not logged (at most "
+                       << LogBudget::kPerSecond << " a second; /metrics counts them all)";
   EXCHANGE_LOG(warn) << "refused " << refusal_label(why) << " from " << peer << " (principal '"
                      << printable(principal, Principals::kMaxNameLength) << "')"
                      << (detail.empty() ? "" : ": ") << printable(detail, kMaxDetailLength);

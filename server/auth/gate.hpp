@@ -6,6 +6,7 @@
 // request handler asks it for the principal behind every request (app/authorize.hpp).
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -45,6 +46,22 @@ struct Peer {
   bool tls = false;
 };
 
+// At most kPerSecond refusal lines a second, so a flood of bad logons cannot fill the disk
+// with log lines; the counters still count every refusal. Thread-safe.
+class LogBudget {
+ public:
+  static constexpr std::uint64_t kPerSecond = 100;
+  static constexpr std::uint64_t kSkip = ~std::uint64_t{0};
+  // kSkip: do not log this one. Otherwise log it, after saying how many were skipped since the
+  // last line logged (the returned number, 0 for none).
+  std::uint64_t take();
+
+ private:
+  std::mutex mutex_;
+  std::chrono::steady_clock::time_point second_{};
+  std::uint64_t logged_ = 0, skipped_ = 0;
+};
+
 class Gate {
  public:
   struct Options {
@@ -80,6 +97,7 @@ class Gate {
   std::shared_ptr<const Principals> table_;
   LogonThrottle throttle_;
   std::array<std::atomic<std::uint64_t>, kRefusalCount> refusals_{};
+  LogBudget log_budget_;
 };
 
 }  // namespace auth

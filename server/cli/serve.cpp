@@ -117,6 +117,15 @@ std::unique_ptr<net::AdminHttpServer> start_admin(const AdminOptions& admin, app
   return server;
 }
 
+// The server needs to own its tables and end a stale writer's session (pg_signal_backend), not
+// a superuser's powers: says so when it has them (docs/OPERATIONS.md, "The database role").
+void warn_if_superuser(store::Database& db) {
+  if (db.superuser())
+    EXCHANGE_LOG(warn) << "connected to PostgreSQL as a superuser: a role that owns the "
+                          "exchange's tables and is granted pg_signal_backend is enough "
+                          "(docs/OPERATIONS.md, \"The database role\")";
+}
+
 }  // namespace
 
 std::string schema_sql(const std::string& path) {
@@ -164,6 +173,7 @@ int serve(ServeOptions options, const MakeService& make, const MakeFollower& fol
           store::WriterLock::Options{options.serving.db, options.program, options.writer_lock_wait,
                                      options.db_timeout, options.lease},
           &shutdown.stop_flag());
+      warn_if_superuser(*setup);
       setup->apply_schema(schema_sql(options.schema_path));
       if (options.check_database) options.check_database(options.serving.db);
       // From here on the previous writer's appends are fenced: the state loaded next is final.

@@ -1,5 +1,6 @@
 #include "net/async_connection.hpp"
 
+#include "net/blocking_stream.hpp"
 #include "net/peer.hpp"
 #include "net/tls_context.hpp"
 #include "util/log.hpp"
@@ -217,6 +218,7 @@ void AsyncConnection::close() {
   session_.failed();
   boost::system::error_code ignored;
   timer_.cancel();
+  if (!broken_) discard_pending_input(socket().native_handle());
   socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket().close(ignored);
 }

@@ -93,6 +93,7 @@ void serve_blocking(int fd, const ConnectionLimits& limits, const HandleFn& hand
     }
   }
   stream.close_notify();  // after a reset it simply fails
+  discard_pending_input(fd);
 }
 
 }  // namespace net

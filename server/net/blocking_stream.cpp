@@ -20,6 +20,12 @@ int poll_timeout(BlockingStream::Clock::time_point deadline) {
   return static_cast<int>(std::clamp<long long>(left, 0, 60000));
 }
 
+void discard_pending_input(int fd) {
+  char buf[16384];
+  for (int reads = 0; reads < 16; ++reads)
+    if (::recv(fd, buf, sizeof buf, MSG_DONTWAIT) <= 0) return;
+}
+
 BlockingStream::BlockingStream(int fd, TlsContext* tls) : fd_(fd) {
   if (!tls) return;
   ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);

@@ -51,6 +51,11 @@ class BlockingStream {
   bool wants_write_ = false;  // TLS: the last read needs the socket writable first
 };
 
+// Reads and drops what the peer has sent that is already here (at most a few reads, without
+// waiting), so that closing `fd` sends a FIN rather than a reset that could destroy the last
+// reply (an error, a refused logon) before the peer reads it.
+void discard_pending_input(int fd);
+
 // Milliseconds left until `deadline` for poll(), from 0 to a minute.
 int poll_timeout(BlockingStream::Clock::time_point deadline);
 

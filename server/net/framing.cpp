@@ -6,9 +6,8 @@ namespace net {
 namespace {
 // 20 digits hold any 64-bit length; more is certainly not a length line.
 constexpr std::size_t kMaxLengthLine = 24;
-// "EXCHANGE-LOGON 1 " and what follows it: a name of at most 128 characters and a key.
+// The logon line (wire::kLogon, a name of at most 128 characters, a key).
 constexpr std::size_t kMaxLogonLine = 512;
-constexpr std::string_view kLogonPrefix = "EXCHANGE-LOGON 1 ";
 constexpr std::string_view kLogonWord = "EXCHANGE-LOGON";
 
 // The bytes of a bad length line as they may appear in a reply: printable ASCII as is, anything
@@ -72,6 +71,10 @@ FrameReader::Event FrameReader::take_line(std::string_view& line, std::string& o
               : "Bad framing: the first line must be the request's length in bytes";
     return Event::Error;
   }
+  if (maybe_logon && nl - pos_ > longest) {
+    out = "Bad logon: the logon line is longer than " + std::to_string(longest) + " bytes";
+    return Event::Error;
+  }
   line = std::string_view(buf_.data() + pos_, nl - pos_);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   pos_ = nl + 1;
@@ -83,12 +86,11 @@ FrameReader::Event FrameReader::next(std::string& out) {
     std::string_view line;
     if (Event e = take_line(line, out); e != Event::Request) return e;
     const Opening opening = opening_;
-    opening_ =
-        opening == Opening::LogonOrHello && line.substr(0, kLogonPrefix.size()) == kLogonPrefix
-            ? Opening::Hello
-            : Opening::Done;
+    const bool logon = line.substr(0, kLogonWord.size()) == kLogonWord;
+    opening_ = opening == Opening::LogonOrHello && logon ? Opening::Hello : Opening::Done;
     if (opening_ == Opening::Hello) {
-      out.assign(line.substr(kLogonPrefix.size()));
+      // The session checks the rest (the version, NAME and KEY) and answers the logon.
+      out.assign(line.substr(kLogonWord.size()));
       if (pos_ == buf_.size()) clear_buffer();
       return Event::Logon;
     }
@@ -96,11 +98,9 @@ FrameReader::Event FrameReader::next(std::string& out) {
       if (pos_ == buf_.size()) clear_buffer();
       return Event::SessionHello;
     }
-    if (line.substr(0, kLogonWord.size()) == kLogonWord) {
+    if (logon) {
       // Never echoed: it may hold a key.
-      out = opening == Opening::LogonOrHello
-                ? "Bad logon: expected '" + std::string(wire::kLogon) + " NAME KEY'"
-                : "Bad logon: the logon line must be the connection's first line";
+      out = "Bad logon: the logon line must be the connection's first line";
       return Event::Error;
     }
     if (line.empty() || line.find_first_not_of("0123456789") != line.npos) {

@@ -61,7 +61,8 @@ std::string server_busy_reply(std::size_t limit);
 // Incremental: feed it whatever arrived, then take events until it needs more.
 class FrameReader {
  public:
-  // Logon: `out` is what follows wire::kLogon and a space ("NAME KEY", unchecked).
+  // Logon: the first line starts with "EXCHANGE-LOGON"; `out` is the rest of it (" 1 NAME KEY"
+  // when well-formed; the session checks it).
   enum class Event { NeedMore, Request, SessionHello, Logon, Error };
 
   explicit FrameReader(std::size_t max_request_bytes) : max_bytes_(max_request_bytes) {}

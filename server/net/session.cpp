@@ -19,11 +19,16 @@ void Session::started(std::string certificate_name) {
   settle();
 }
 
-void Session::logon(const std::string& name_and_key) {
-  const std::size_t space = name_and_key.find(' ');
-  const bool well_formed = space != std::string::npos && space > 0 &&
-                           name_and_key.find(' ', space + 1) == std::string::npos &&
-                           space + 1 < name_and_key.size();
+void Session::logon(const std::string& rest) {
+  // " 1 NAME KEY": the version, then two words, single spaces.
+  constexpr std::string_view kVersion = " 1 ";
+  const std::string_view words =
+      std::string_view(rest).substr(std::min(rest.size(), kVersion.size()));
+  const std::size_t space = words.find(' ');
+  const bool well_formed = std::string_view(rest).substr(0, kVersion.size()) == kVersion &&
+                           space != std::string_view::npos && space > 0 &&
+                           space + 1 < words.size() &&
+                           words.find(' ', space + 1) == std::string_view::npos;
   const char* refused = nullptr;
   if (!limits_.auth) {
     refused = session_errors::kLogonOff;
@@ -31,9 +36,8 @@ void Session::logon(const std::string& name_and_key) {
     limits_.auth->refused(auth::Refusal::BadKey, peer_.address, {}, "malformed logon line");
     refused = session_errors::kLogonMalformed;
   } else {
-    const std::string name = name_and_key.substr(0, space);
-    const auto why =
-        limits_.auth->logon(peer_, name, std::string_view(name_and_key).substr(space + 1));
+    const std::string name(words.substr(0, space));
+    const auto why = limits_.auth->logon(peer_, name, words.substr(space + 1));
     if (!why) {
       principal_ = name;
       queue_send(std::string(wire::kLogonAccept) + '\n');

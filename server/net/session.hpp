@@ -99,8 +99,9 @@ class Session {
   void flush();
   void queue_send(std::string bytes);
   void queue_error(const std::string& why);
-  // The logon line's "NAME KEY": answered, and the connection closed when refused.
-  void logon(const std::string& name_and_key);
+  // The logon line after "EXCHANGE-LOGON" (" 1 NAME KEY"): answered, and the connection closed
+  // when refused.
+  void logon(const std::string& rest);
   // A request without a principal while authentication is on: one error, then close.
   void refuse_unauthenticated();
   // Closes once everything queued is written; frames nothing more, so drops the input held.

@@ -118,6 +118,13 @@ void Database::ping() {
   });
 }
 
+bool Database::superuser() {
+  return bounded("reading the role", timeout_, [&] {
+    pqxx::nontransaction tx(*conn_);
+    return tx.exec1("SELECT current_setting('is_superuser')")[0].as<std::string>() == "on";
+  });
+}
+
 Backend Database::backend() {
   return bounded("identifying the backend", timeout_, [&] {
     pqxx::nontransaction tx(*conn_);

@@ -114,6 +114,9 @@ class Database {
   // A round trip (SELECT 1): whether PostgreSQL answers on this connection. Throws if not.
   void ping();
 
+  // Whether this connection's role is a PostgreSQL superuser (the server should not need one).
+  bool superuser();
+
   // This connection's backend.
   Backend backend();
   // Makes sure `other` (another connection's backend) is gone, terminating it if it is

@@ -21,9 +21,10 @@
 #include "bench/replicas.hpp"
 #include "bench/reply.hpp"
 #include "bench/workload.hpp"
-#include "net/connection.hpp"
+#include "fake_server.hpp"
 #include "net/failover.hpp"
 #include "net/framing.hpp"
+#include "net/session.hpp"
 #include "support/loopback.hpp"
 
 using namespace exch;
@@ -76,76 +77,7 @@ TEST_CASE("host:port splitting", "[framing]") {
 
 // ---------------------------------------------------------------- sessions
 
-namespace {
-
-// Accepts `connections` connections on 127.0.0.1, one after the other, and runs
-// `serve(fd, i)` for each in a thread.
-class OneShotServer {
- public:
-  explicit OneShotServer(std::function<void(int)> serve)
-      : OneShotServer([serve](int fd, int) { serve(fd); }, 1) {}
-  OneShotServer(std::function<void(int, int)> serve, int connections) {
-    listen_fd_ = testing_support::listen_loopback(port_, 4);
-    thread_ = std::thread([this, serve, connections] {
-      for (int i = 0; i < connections; ++i) {
-        int fd = ::accept(listen_fd_, nullptr, nullptr);
-        if (fd < 0) return;
-        serve(fd, i);
-        ::close(fd);
-      }
-    });
-  }
-  ~OneShotServer() {
-    ::shutdown(listen_fd_, SHUT_RDWR);
-    ::close(listen_fd_);
-    thread_.join();
-  }
-  std::uint16_t port() const { return port_; }
-
- private:
-  int listen_fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::thread thread_;
-};
-
-std::string read_line(int fd) {
-  std::string line;
-  char c;
-  while (::read(fd, &c, 1) == 1 && c != '\n') line += c;
-  return line;
-}
-
-std::string read_n(int fd, std::size_t n) {
-  std::string s(n, '\0');
-  std::size_t got = 0;
-  while (got < n) {
-    ssize_t r = ::read(fd, &s[got], n - got);
-    if (r <= 0) break;
-    got += static_cast<std::size_t>(r);
-  }
-  s.resize(got);
-  return s;
-}
-
-// Runs on the fake server's thread: no Catch assertions here (not thread-safe);
-// a short write shows up as a failure on the client side.
-void write_str(int fd, const std::string& s) {
-  std::size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-net::Timeouts short_timeouts() {
-  net::Timeouts t;
-  t.connect = std::chrono::milliseconds(1000);
-  t.read = std::chrono::milliseconds(300);
-  return t;
-}
-
-}  // namespace
+using namespace client_test;
 
 TEST_CASE("one request per connection: reply read until EOF", "[net]") {
   std::string seen;
@@ -292,7 +224,7 @@ std::vector<std::unique_ptr<net::Endpoint>> servers(std::vector<std::uint16_t> p
 
 net::Failover::Options failover_options(bool persistent = false) {
   net::Failover::Options o;
-  o.timeouts = short_timeouts();
+  o.connect = short_timeouts();
   o.persistent = persistent;
   o.wait = std::chrono::milliseconds(500);
   return o;

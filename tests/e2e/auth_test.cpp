@@ -38,6 +38,7 @@ std::string principals_text(bool with_desk_a = true) {
   text += "ops admin,trade * " + auth::to_hex(auth::sha256(kOpsKey)) + "\n";
   if (with_desk_a) text += "desk-a trade 1001,1002 -\n";
   text += "bot-7 trade 1003 " + auth::to_hex(auth::sha256(kBotKey)) + "\n";
+  text += "clerk admin - -\n";  // opens accounts, trades for none
   return text;
 }
 
@@ -138,6 +139,8 @@ TEST_CASE(
                                           "</symbol></create>"));
   CHECK(count(mint, "needs the admin role") == 2);
   CHECK_FALSE(contains(mint, "<created"));
+  const std::string clerk = tls_send(server.port(), s.as("clerk"), frame(order("1001", "5")));
+  CHECK(count(clerk, "principal 'clerk' has no trade role") == 2);
 
   // Key logons: over TLS without a certificate, or (here too) from loopback.
   const std::string logged_on =
@@ -169,6 +172,7 @@ TEST_CASE(
   };
   CHECK(refused("account_not_permitted") == 2);
   CHECK(refused("create_not_permitted") == 1);
+  CHECK(refused("trade_not_permitted") == 1);
   CHECK(refused("bad_key") == 1);
   CHECK(refused("not_authenticated") == 1);
   CHECK(contains(server.log(), "refused account_not_permitted from 127.0.0.1:"));
@@ -220,7 +224,7 @@ TEST_CASE("SIGHUP: a removed name is refused at its next request; a broken file 
 
   s.write(principals_text(false));
   ::kill(server.pid(), SIGHUP);
-  REQUIRE(wait_until([&] { return contains(server.log(), "2 principals"); }, 10s));
+  REQUIRE(wait_until([&] { return contains(server.log(), "3 principals"); }, 10s));
   CHECK(count(session.request(order("1001", "5")), "is not in the principals file") == 2);
   CHECK(contains(tls_send(server.port(), s.as("desk-a"), frame(order("1001", "5"))),
                  "is not a principal"));

@@ -2,7 +2,8 @@
 # `exchange-client send` exit statuses, against the real server (documented in its --help and
 # in the README): 0 when every reply is free of <error>, 3 when a reply holds one (the reply is
 # still printed), 4 when a request was sent and no reply came (outcome unknown, never resent),
-# 1 when no server can be reached, 2 on usage errors. And --servers beside a standby.
+# 1 when no server can be reached (or a --ca cannot be loaded), 2 on usage errors (also TLS and
+# logon flags that do not go together). And --servers beside a standby.
 # Needs EXCHANGE_TEST_DATABASE_URL and EXCHANGE_SERVER_BIN (./test.sh sets them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -49,6 +50,14 @@ expect 3 "$work/bad.xml" "$work/ok.xml"
 log "a reply holding <error>: exit 3, and every reply printed"
 expect 2
 log "no file: exit 2"
+expect 2 --ca "$work/ok.xml" "$work/ok.xml"
+grep -q -- "--ca, --cert and --key need --tls" "$work/err" || fail "no reason: $(cat "$work/err")"
+expect 2 --tls --cert "$work/ok.xml" "$work/ok.xml"
+expect 2 --principal alice "$work/ok.xml"
+expect 1 --tls --ca "$work/missing.pem" "$work/ok.xml"
+grep -q "cannot load --ca $work/missing.pem: No such file or directory" "$work/err" ||
+  fail "no OpenSSL reason: $(cat "$work/err")"
+log "TLS and logon flags: usage errors exit 2; a CA that cannot be loaded exits 1 with the reason"
 
 # A standby beside it: listed first, it answers that it serves nothing, and the request goes on.
 start_server "$work/standby.log" "$server_bin" --db "$EXCHANGE_TEST_DATABASE_URL" --standby \

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -181,4 +182,15 @@ TEST_CASE("every refusal has its own metrics label", "[unit][auth]") {
   CHECK(std::string(auth::refusal_label(Refusal::AccountNotPermitted)) == "account_not_permitted");
   CHECK(std::string(auth::refusal_label(Refusal::TradeNotPermitted)) == "trade_not_permitted");
   CHECK(std::string(auth::refusal_label(Refusal::CreateNotPermitted)) == "create_not_permitted");
+}
+
+TEST_CASE("refusal lines are rate-limited; the first after a pause says how many were not logged",
+          "[auth]") {
+  auth::LogBudget budget;
+  for (std::uint64_t i = 0; i < auth::LogBudget::kPerSecond; ++i) REQUIRE(budget.take() == 0);
+  CHECK(budget.take() == auth::LogBudget::kSkip);
+  CHECK(budget.take() == auth::LogBudget::kSkip);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1010));
+  CHECK(budget.take() == 2);  // the two skipped, reported with the next line logged
+  CHECK(budget.take() == 0);
 }

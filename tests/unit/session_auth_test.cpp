@@ -134,9 +134,11 @@ TEST_CASE("a logon, then a persistent session", "[session][auth]") {
 TEST_CASE("a wrong key, an unknown name or a malformed line is refused, nothing dispatched",
           "[session][auth]") {
   Principals p;
-  for (const std::string line : {"EXCHANGE-LOGON 1 bot-7 wrong", "EXCHANGE-LOGON 1 nobody secret",
-                                 "EXCHANGE-LOGON 1 desk-a secret", "EXCHANGE-LOGON 1 bot-7",
-                                 "EXCHANGE-LOGON 1 bot-7 secret extra"}) {
+  for (const std::string line :
+       {"EXCHANGE-LOGON 1 bot-7 wrong", "EXCHANGE-LOGON 1 nobody secret",
+        "EXCHANGE-LOGON 1 desk-a secret", "EXCHANGE-LOGON 1 bot-7",
+        "EXCHANGE-LOGON 1 bot-7 secret extra", "EXCHANGE-LOGON 2 bot-7 secret",
+        "EXCHANGE-LOGONX 1 bot-7 secret", "EXCHANGE-LOGON 1  bot-7 secret"}) {
     CAPTURE(line);
     Driver d(p.gate, remote(true));
     d.feed(line + "\n" + frame("<a/>"));
@@ -183,6 +185,19 @@ TEST_CASE("a verified certificate of a listed name is the principal; an unlisted
   CHECK(unlisted.requests.empty());
   CHECK(unlisted.written.find("not a principal") != std::string::npos);
   CHECK(p.gate->refusals()[static_cast<int>(auth::Refusal::UnknownCertificate)] == 1);
+}
+
+TEST_CASE("a logon line over 512 bytes is refused, whole or not", "[session][auth]") {
+  Principals p;
+  const std::string long_line = "EXCHANGE-LOGON 1 bot-7 " + std::string(600, 'k');
+  for (const std::string& bytes : {long_line + "\n", long_line}) {
+    Driver d(p.gate, loopback());
+    d.feed(bytes + frame("<a/>"));
+    CHECK(d.requests.empty());
+    CHECK(d.written.find("longer than 512 bytes") != std::string::npos);
+    CHECK(d.written.find("kkkk") == std::string::npos);
+    CHECK(d.closed);
+  }
 }
 
 TEST_CASE("the logon line only comes first; auth off refuses one", "[session][auth]") {
