@@ -46,9 +46,11 @@ std::vector<std::string> split_commas(const std::string& s) {
 // A usage error as a message, or empty: the fields must parse as the server parses them.
 std::string check_fields(const std::string& name, const std::string& roles,
                          const std::string& accounts) {
-  if (name.empty() || name.size() > 128 || name[0] == '#' ||
-      name.find_first_of(" \t\r\n") != std::string::npos)
-    return "NAME must be one word of at most 128 characters, not starting with '#'";
+  // The server's rule for a principal's name (server/auth/principals.cpp).
+  const char* kNameCharacters =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._@-";
+  if (name.empty() || name.size() > 128 || name.find_first_not_of(kNameCharacters) != name.npos)
+    return "NAME must be 1 to 128 characters of letters, digits and . _ @ -";
   for (const std::string& r : split_commas(roles))
     if (r != "trade" && r != "admin") return "--roles must be trade, admin or trade,admin";
   if (accounts == "*" || accounts == "-") return "";

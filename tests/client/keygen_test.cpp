@@ -118,6 +118,10 @@ TEST_CASE("keygen: names, roles and accounts the server could not parse are usag
           "[keygen]") {
   CHECK(run(run_keygen, {"keygen"}).status == 2);
   CHECK(run(run_keygen, {"keygen", "#x"}).status == 2);
+  CHECK(run(run_keygen, {"keygen", "a/b"}).status == 2);  // the server takes . _ @ - only
+  const std::string too_long(129, 'a');
+  CHECK(run(run_keygen, {"keygen", too_long.c_str()}).status == 2);
+  CHECK(run(run_keygen, {"keygen", "desk-a.x@y_z"}).status == 0);
   CHECK(run(run_keygen, {"keygen", "a", "--roles", "root"}).status == 2);
   CHECK(run(run_keygen, {"keygen", "a", "--accounts", "1001,x"}).status == 2);
   CHECK(run(run_keygen, {"keygen", "a", "--accounts", "1001,,2"}).status == 2);
