@@ -16,6 +16,10 @@
 #                          the host's 127.0.0.1 only)
 #   EXCHANGE_TLS_CERT, EXCHANGE_TLS_KEY, EXCHANGE_TLS_CLIENT_CA  if set: --tls-cert, --tls-key,
 #                          --tls-client-ca
+#   EXCHANGE_DEV_SECRETS   1: make development credentials on first start (exchange-dev-secrets,
+#                          in /var/lib/exchange/secrets) and serve with them: TLS, client
+#                          certificates, principal "ops" (what the compose file does); the
+#                          EXCHANGE_PRINCIPALS and EXCHANGE_TLS_* set explicitly win
 # Arguments (compose `command:`, or after the image name in docker run) are
 # appended, so any other server flag can be given there.
 set -euo pipefail
@@ -54,8 +58,23 @@ for arg in "$@"; do
   [[ "$arg" == --bind || "$arg" == --bind=* ]] && bind=()
 done
 
-# Authentication (docs/OPERATIONS.md "Authentication"): inside the container the server binds
-# 0.0.0.0, which it refuses to do without --principals unless told it is wanted.
+# Authentication (docs/OPERATIONS.md "Authentication and TLS"): inside the container the server
+# binds 0.0.0.0, which it refuses to do without --principals unless told it is wanted.
+case "${EXCHANGE_DEV_SECRETS:-0}" in
+  1 | true | yes)
+    secrets=/var/lib/exchange/secrets
+    exchange-dev-secrets "$secrets"
+    : "${EXCHANGE_PRINCIPALS:=$secrets/principals.txt}"
+    : "${EXCHANGE_TLS_CERT:=$secrets/server.crt}"
+    : "${EXCHANGE_TLS_KEY:=$secrets/server.key}"
+    : "${EXCHANGE_TLS_CLIENT_CA:=$secrets/ca.crt}"
+    ;;
+  0 | false | no | "") ;;
+  *)
+    echo "exchange-entrypoint: EXCHANGE_DEV_SECRETS is '$EXCHANGE_DEV_SECRETS' (1 or 0)" >&2
+    exit 2
+    ;;
+esac
 security=()
 if [[ -n "${EXCHANGE_PRINCIPALS:-}" ]]; then
   security+=(--principals "$EXCHANGE_PRINCIPALS")

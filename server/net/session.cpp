@@ -168,7 +168,7 @@ void Session::advance() {
         return;
       case FrameReader::Event::Logon:
         logon(out);
-        // The key goes no further than this (the reader's copy is overwritten by what follows).
+        // Nothing keeps the key: this copy is wiped; the reader drops its buffer as it goes on.
         std::fill(out.begin(), out.end(), '\0');
         continue;
       case FrameReader::Event::SessionHello:

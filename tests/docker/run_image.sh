@@ -285,9 +285,12 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # check_worked_example PORT DIFF_FILE SHOW_LOGS WHERE: sends the worked example
 # (examples/*.xml) through PORT and compares the replies, times masked, with $EXPECTED (the
 # difference goes to DIFF_FILE); fails, after running SHOW_LOGS when the send fails, otherwise.
+# CLIENT_AUTH: the client's TLS and certificate flags, once the compose stack (which serves with
+# authentication on) has made its development credentials; empty before.
+CLIENT_AUTH=()
 check_worked_example() {
   local port=$1 diff_file=$2 show=$3 where=$4 out
-  out=$("$CLIENT" send --port "$port" examples/*.xml 2>&1) || {
+  out=$("$CLIENT" send "${CLIENT_AUTH[@]}" --port "$port" examples/*.xml 2>&1) || {
     echo "$out" >&2
     "$show"
     fail "exchange-client send to $where failed"
@@ -574,10 +577,27 @@ else
   step_ok "$(paste -sd, <<<"$ports")"
 fi
 
+step "the stack's development credentials (TLS, the principal ops), copied out of the container"
+mkdir -p "$DIR/secrets"
+for f in ca.crt ops.crt ops.key; do
+  "$engine" cp "$ex_c:/var/lib/exchange/secrets/$f" "$DIR/secrets/$f" \
+    || { compose_logs; fail "no $f in the exchange container's /var/lib/exchange/secrets"; }
+done
+CLIENT_AUTH=(--tls --ca "$DIR/secrets/ca.crt" --cert "$DIR/secrets/ops.crt" --key "$DIR/secrets/ops.key")
+# Without them the port serves nothing: TLS only, a certificate or a logon first.
+if "$CLIENT" send --port "$COMPOSE_PORT" examples/09-query.xml >"$DIR/plaintext.out" 2>&1; then
+  fail "the compose stack answered a plaintext request: $(cat "$DIR/plaintext.out")"
+fi
+step_ok "ca.crt, ops.crt, ops.key; plaintext refused"
+
 step "the worked example through 127.0.0.1:$COMPOSE_PORT"
 check_worked_example "$COMPOSE_PORT" "$DIR/compose_worked_example.diff" compose_logs \
   "the compose stack"
-step_ok "10 replies as expected"
+# The documented way, from inside the container with its own client and credentials.
+out=$("$engine" exec "$ex_c" sh -c 'exchange-dev-client send /opt/exchange/examples/09-query.xml' 2>&1) \
+  || { echo "$out" >&2; fail "exchange-dev-client send in the exchange container failed"; }
+grep -q '<status id="1">' <<<"$out" || fail "exchange-dev-client's query read: $out"
+step_ok "10 replies as expected; exchange-dev-client in the container reads order 1 too"
 
 step "metrics scrape of 127.0.0.1:$COMPOSE_ADMIN_PORT/metrics"
 metrics=$(curl -sf --max-time 10 "http://127.0.0.1:$COMPOSE_ADMIN_PORT/metrics") \
@@ -642,7 +662,7 @@ code=$(curl -s -o "$DIR/standby_healthz.txt" -w '%{http_code}' "http://127.0.0.1
 [[ "$code" == 503 ]] && grep -q '^standby: following' "$DIR/standby_healthz.txt" \
   || fail "the standby's /healthz answered $code: $(cat "$DIR/standby_healthz.txt")"
 rc=0
-out=$("$CLIENT" send --port "$sby_port" examples/10-query.xml 2>&1) || rc=$?
+out=$("$CLIENT" send "${CLIENT_AUTH[@]}" --port "$sby_port" examples/10-query.xml 2>&1) || rc=$?
 [[ $rc -eq 3 ]] && grep -q 'this exchange server is the standby' <<<"$out" \
   || { echo "$out" >&2; fail "a request to the standby's port: exit $rc, not the standby error (3)"; }
 step_ok "journal seq $sb_seq; $(head -c 120 "$DIR/standby_healthz.txt")"
@@ -652,7 +672,7 @@ expected_queries=$(sed -n '/^== examples\/09-query.xml$/,$p' "$EXPECTED")
 servers="127.0.0.1:$sby_port,127.0.0.1:$([[ $sby_port == "$COMPOSE_PORT" ]] && echo "$COMPOSE_STANDBY_PORT" || echo "$COMPOSE_PORT")"
 check_queries() {
   local out
-  out=$("$CLIENT" send --servers "$servers" examples/09-query.xml examples/10-query.xml 2>"$DIR/servers.err") \
+  out=$("$CLIENT" send "${CLIENT_AUTH[@]}" --servers "$servers" examples/09-query.xml examples/10-query.xml 2>"$DIR/servers.err") \
     || { echo "$out" >&2; cat "$DIR/servers.err" >&2; compose_logs; fail "exchange-client send --servers $servers failed ($1)"; }
   if ! diff -u <(echo "$expected_queries") <(sed -E 's/time="[0-9]+"/time="T"/g' <<<"$out") >"$DIR/servers.diff"; then
     cat "$DIR/servers.diff" >&2
@@ -670,7 +690,7 @@ kill_t=$SECONDS
 "$engine" kill "$act_c" >/dev/null || fail "$engine kill $act_c failed"
 # --servers keeps trying (--failover-wait, 10 s) while neither serves.
 check_queries "after the kill"
-out=$("$CLIENT" send --servers "$servers" - 2>&1 <<<'<transactions id="1001"><order sym="X" amount="1" limit="1"/></transactions>') \
+out=$("$CLIENT" send "${CLIENT_AUTH[@]}" --servers "$servers" - 2>&1 <<<'<transactions id="1001"><order sym="X" amount="1" limit="1"/></transactions>') \
   || { echo "$out" >&2; compose_logs; fail "a new order through --servers failed after the takeover"; }
 grep -q '<opened sym="X" amount="1" limit="1" id="8"/>' <<<"$out" \
   || { echo "$out" >&2; fail "the new order did not get the next order id (8) after the takeover"; }
