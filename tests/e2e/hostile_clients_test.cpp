@@ -3,7 +3,10 @@
 // large reply is being written, a session that never reads its replies, garbage instead of the
 // session hello, and thousands of such connections at once. No client may take the exchange
 // down, so after each kind the same server process must still be alive and answer a normal
-// client correctly, and what it acknowledged must still be there.
+// client correctly, and what it acknowledged must still be there. With TLS and --principals:
+// garbage where the ClientHello belongs, handshakes cut or stalled at every stage (TLS 1.3 and
+// 1.2), and the logon line abused (too long, unfinished, control bytes in the name, repeated,
+// after the hello, a thousand wrong keys from one address).
 //
 // One server per model serves every kind in turn (starting one per kind would make the file
 // take minutes); --read-timeout-ms is short so the kinds that end in a timeout end quickly.
@@ -13,6 +16,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,8 +26,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -31,11 +37,16 @@
 
 #include <catch2/catch.hpp>
 
+#include "auth/key.hpp"
+#include "support/admin_scrape.hpp"
 #include "support/checks.hpp"
 #include "support/raw_client.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
+#include "support/staged_tls_client.hpp"
 #include "support/test_database.hpp"
+#include "support/test_pki.hpp"
+#include "support/tls_client.hpp"
 #include "support/wire_client.hpp"
 
 using namespace testing_support;
@@ -55,8 +66,6 @@ constexpr int kFills = 60;
 // Queries in the large request: a reply of over a megabyte, more than the loopback socket
 // buffers take at once, so the server is still writing it when the client resets.
 constexpr int kLargeQueries = 400;
-
-std::string frame(const std::string& xml) { return std::to_string(xml.size()) + "\n" + xml; }
 
 // Bytes as C-style escapes where not printable ASCII, for failure messages.
 std::string printable(const std::string& bytes) {
@@ -566,4 +575,442 @@ TEST_CASE("no hostile client takes the exchange down", "[e2e][hostile][concurren
 
   x.require_alive();
   CHECK(x.server().stop() == 0);
+}
+
+// ---- TLS and the logon line (issue 38) ----
+//
+// A server with --tls-cert, --tls-client-ca and --principals gets garbage where the ClientHello
+// belongs and handshakes cut (closed, reset or stalled) at every stage, in TLS 1.3 and 1.2,
+// driven flight by flight by StagedTlsClient; a plaintext loopback server with --principals gets
+// the logon line abused. All the stalls against one server run at once, so each server waits
+// for its read deadline about once.
+namespace {
+
+const std::string kOpsKey = "hostile-ops-key-0123456789abcdef";
+const std::string kWrongKey = "not-the-ops-key-8086";
+// The right key of principal "long": its logon line is 602 bytes, over the 512-byte limit, so a
+// server that took the line anyway would answer OK.
+const std::string kLongKey(580, 'k');
+const std::string kLogonOk = "EXCHANGE-LOGON 1 OK\n";
+const std::string kRefusedBadKey = "EXCHANGE-LOGON 1 REFUSED unknown principal or wrong key\n";
+const std::string kRefusedLockedOut = "EXCHANGE-LOGON 1 REFUSED too many failed logons";
+// How long a hostile connection may take to be ended by the server: its read deadline plus
+// generous slack for a slow, shared machine (and ThreadSanitizer).
+const milliseconds kEndBound = milliseconds(kReadTimeoutMs) + seconds(10);
+// How long a handshake flight may take to come back.
+const milliseconds kFlightWait = seconds(10);
+
+std::string logon_line(const std::string& name, const std::string& key) {
+  return "EXCHANGE-LOGON 1 " + name + " " + key + "\n";
+}
+
+std::string create_account(int id) {
+  return kDecl + "<create><account id=\"" + std::to_string(id) + "\" balance=\"1\"/></create>";
+}
+
+// The reply created exactly account `id`.
+void check_created(const std::string& reply, int id) {
+  ParsedReply r;
+  parse_reply(reply, r);
+  REQUIRE(r.items.size() == 1);
+  CHECK(std::string(r.items[0].name()) == "created");
+  CHECK(std::string(r.items[0].attribute("id").value()) == std::to_string(id));
+}
+
+// What is left until `deadline`, but never nothing: an end already there is still seen.
+milliseconds left_until(Clock::time_point deadline) {
+  return std::max(milliseconds(100),
+                  std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+// The certificates (made once per run) and the principals file beside them.
+struct Security {
+  TestPki pki;
+  std::string principals = pki.dir() + "/principals.txt";
+  Security() {
+    std::ofstream(principals) << "ops admin,trade * " << auth::to_hex(auth::sha256(kOpsKey))
+                              << "\nlong trade * " << auth::to_hex(auth::sha256(kLongKey)) << "\n";
+    pki.client("ops");  // made now, not inside a timed batch
+  }
+  TlsClientOptions ops() { return {pki.ca(), pki.client("ops")}; }
+};
+
+Security& security() {
+  static Security s;
+  return s;
+}
+
+// A plaintext connection to 127.0.0.1:`port` from the loopback address `source` (127.0.0.2 and
+// so on), so that each case has an address of its own for the logon throttle.
+class FromAddress {
+ public:
+  FromAddress(const std::string& source, unsigned short port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd_ < 0) throw std::runtime_error("socket() failed");
+    int one = 1;  // the port is picked at connect(), so 1000 connections from one address fit
+    ::setsockopt(fd_, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    timeval tv{10, 0};  // a send never waits for ever
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source.c_str(), &addr.sin_addr);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("cannot bind " + source + ": " + std::strerror(errno));
+    }
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("cannot connect from " + source + ": " + std::strerror(errno));
+    }
+  }
+  ~FromAddress() { ::close(fd_); }
+  FromAddress(const FromAddress&) = delete;
+  FromAddress& operator=(const FromAddress&) = delete;
+
+  // False once the server is gone.
+  bool send(const std::string& bytes) {
+    for (std::size_t sent = 0; sent < bytes.size();) {
+      ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      sent += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  // Everything until the server ends the connection (EOF or reset: `ended`) or `within` passes.
+  std::string read_to_end(milliseconds within, bool& ended) {
+    const auto deadline = Clock::now() + within;
+    std::string out;
+    ended = false;
+    for (;;) {
+      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(std::max<long long>(0, left))) > 0) {
+        char buf[4096];
+        ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+        if (n <= 0) {
+          ended = true;
+          return out;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+      } else if (left <= 0) {
+        return out;
+      }
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+enum class Cut { Close, Reset, Stall };
+const char* cut_name(Cut cut) {
+  return cut == Cut::Close ? "close" : cut == Cut::Reset ? "reset" : "stall";
+}
+
+// A stage of the handshake a client reaches before it cuts the connection.
+struct Stage {
+  std::string name;
+  std::function<void(StagedTlsClient&)> reach;
+};
+
+std::vector<Stage> handshake_stages() {
+  // The ClientHello, sent whole, and the client's next flight, not sent.
+  auto hello_then_flight = [](StagedTlsClient& c) {
+    REQUIRE(c.send(c.next_flight(kFlightWait)));
+    std::string flight = c.next_flight(kFlightWait);
+    REQUIRE_FALSE(flight.empty());
+    return flight;
+  };
+  // The whole handshake; nothing of the application sent.
+  auto handshake = [hello_then_flight](StagedTlsClient& c) {
+    REQUIRE(c.send(hello_then_flight(c)));
+    if (!c.handshake_done()) CHECK(c.next_flight(kFlightWait).empty());  // TLS 1.2
+    REQUIRE(c.handshake_done());
+  };
+  return {
+      {"the ClientHello's record header",
+       [](StagedTlsClient& c) { REQUIRE(c.send(c.next_flight(kFlightWait).substr(0, 5))); }},
+      {"half the ClientHello",
+       [](StagedTlsClient& c) {
+         std::string hello = c.next_flight(kFlightWait);
+         REQUIRE(c.send(hello.substr(0, hello.size() / 2)));
+       }},
+      {"the whole ClientHello, nothing read",
+       [](StagedTlsClient& c) { REQUIRE(c.send(c.next_flight(kFlightWait))); }},
+      {"the server's flight read, none of the client's sent",
+       [hello_then_flight](StagedTlsClient& c) { hello_then_flight(c); }},
+      {"the client's flight without its last record (the Finished)",
+       [hello_then_flight](StagedTlsClient& c) {
+         auto records = StagedTlsClient::records(hello_then_flight(c));
+         REQUIRE(records.size() >= 2);
+         records.pop_back();
+         std::string all_but_finished;
+         for (const auto& r : records) all_but_finished += r;
+         REQUIRE(c.send(all_but_finished));
+       }},
+      {"the whole handshake, no application data", handshake},
+      {"the handshake, then half a record of a request",
+       [handshake](StagedTlsClient& c) {
+         handshake(c);
+         std::string sealed = c.seal(frame(create_account(997)));
+         REQUIRE(c.send(sealed.substr(0, sealed.size() / 2)));
+       }},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("hostile TLS clients: garbage for a ClientHello, handshakes cut at every stage",
+          "[e2e][hostile][tls][concurrency]") {
+  auto model = GENERATE(from_range(models_under_test()));
+  INFO("model " << model);
+  Security& s = security();
+  const unsigned short admin = free_port();
+  ServerProcess server({"--concurrency", model, "--threads", "2", "--reset", "--read-timeout-ms",
+                        std::to_string(kReadTimeoutMs), "--tls-cert", s.pki.server_cert(),
+                        "--tls-key", s.pki.server_key(), "--tls-client-ca", s.pki.ca(),
+                        "--principals", s.principals, "--admin-port", std::to_string(admin)});
+  int next_account = 1;
+  // An authenticated client (a certificate of a listed name) gets a real reply.
+  auto require_tls_serving = [&] {
+    const int id = next_account++;
+    check_created(tls_send(server.port(), s.ops(), frame(create_account(id))), id);
+  };
+  require_tls_serving();
+
+  // Garbage where the ClientHello belongs. This side stays open: only the server can end it.
+  std::mt19937 random(38);
+  std::string noise(300, '\0');
+  for (auto& ch : noise) ch = static_cast<char>(random() & 0xff);
+  const std::vector<std::pair<std::string, std::string>> garbage = {
+      {"random bytes", noise},
+      {"an HTTP request", "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"},
+      {"a plaintext request", frame(create_account(999))},
+      {"a plaintext logon line and request",
+       logon_line("ops", kOpsKey) + frame(create_account(998))},
+      {"a record header announcing 65535 bytes", std::string("\x16\x03\x01\xff\xff", 5)},
+      {"a record header announcing 16384 bytes, 3 of them sent",
+       std::string("\x16\x03\x01\x40\x00\x01\x00\x3f", 8)},
+      {"a ClientHello announcing 16 MiB", std::string("\x16\x03\x01\x00\x04\x01\xff\xff\xff", 9)},
+  };
+  std::vector<std::pair<std::string, std::unique_ptr<RawClient>>> garbage_clients;
+  for (const auto& g : garbage) {
+    INFO("garbage: " << g.first);
+    auto c = std::make_unique<RawClient>(server.port());
+    c->send(g.second);
+    garbage_clients.emplace_back(g.first, std::move(c));
+  }
+
+  // Handshakes cut at every stage: closed and reset at once, or stalled (held for the server to
+  // end).
+  std::vector<std::pair<std::string, std::unique_ptr<StagedTlsClient>>> stalled;
+  for (int version : {TLS1_3_VERSION, TLS1_2_VERSION}) {
+    for (const auto& stage : handshake_stages()) {
+      for (Cut cut : {Cut::Close, Cut::Reset, Cut::Stall}) {
+        const std::string name =
+            std::string(version == TLS1_3_VERSION ? "TLS 1.3: " : "TLS 1.2: ") + stage.name +
+            ", then " + cut_name(cut);
+        INFO(name);
+        auto c = std::make_unique<StagedTlsClient>(server.port(), s.ops(), version);
+        stage.reach(*c);
+        if (cut == Cut::Close) c->close();
+        if (cut == Cut::Reset) c->reset();
+        if (cut == Cut::Stall) stalled.emplace_back(name, std::move(c));
+      }
+    }
+  }
+  const auto held_from = Clock::now();
+  // Served while every stalled connection is still held.
+  require_tls_serving();
+
+  // Each one the server ends: EOF or a reset, within the read deadline (and slack); never a
+  // protocol reply.
+  const auto deadline = held_from + kEndBound;
+  for (auto& [name, c] : garbage_clients) {
+    INFO("garbage: " << name);
+    bool ended = false;
+    std::string got = c->read_to_end(left_until(deadline), ended);
+    INFO("the server sent: " << printable(got));
+    CHECK(ended);
+    CHECK_FALSE(contains(got, "<results"));
+    CHECK_FALSE(contains(got, "EXCHANGE-"));
+    CHECK_FALSE(contains(got, kOpsKey));
+  }
+  for (auto& [name, c] : stalled) {
+    INFO(name);
+    CHECK(c->ended_within(left_until(deadline)));
+  }
+  INFO("the last hostile connection ended "
+       << std::chrono::duration_cast<milliseconds>(Clock::now() - held_from).count()
+       << " ms after the stalls began");
+
+  // No connection stays open (and, per client, no thread: one serves each connection).
+  CHECK(wait_until([&] { return scrape(admin, "exchange_connections_open") == 0; }, seconds(10)));
+  require_tls_serving();
+  const std::string log = server.log();
+  CHECK_FALSE(contains(log, "; closing it"));  // no exception escaped an I/O handler
+  CHECK_FALSE(contains(log, kOpsKey));
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("logon line abuse on a plaintext loopback server with --principals",
+          "[e2e][hostile][auth][concurrency]") {
+  auto model = GENERATE(from_range(models_under_test()));
+  INFO("model " << model);
+  Security& s = security();
+  const unsigned short admin = free_port();
+  ServerProcess server({"--concurrency", model, "--threads", "2", "--reset", "--read-timeout-ms",
+                        std::to_string(kReadTimeoutMs), "--principals", s.principals,
+                        "--logon-max-failures", "3", "--logon-lockout-ms", "60000", "--admin-port",
+                        std::to_string(admin)});
+  const unsigned short port = server.port();
+  std::string replies;  // all the server sent, searched for keys at the end
+  // `bytes` sent from `source`; what the server sent until it closed, which it must.
+  auto exchange = [&](const std::string& source, const std::string& bytes) {
+    FromAddress c(source, port);
+    REQUIRE(c.send(bytes));
+    bool ended = false;
+    std::string got = c.read_to_end(kEndBound, ended);
+    replies += got;
+    INFO("the server sent: " << printable(got));
+    REQUIRE(ended);
+    return got;
+  };
+  auto refusals = [&](const std::string& reason) {
+    return scrape(admin, "exchange_auth_refusals_total{reason=\"" + reason + "\"}");
+  };
+
+  // Checked last: the start of a logon line, no newline, then nothing.
+  FromAddress stalled("127.0.0.2", port);
+  REQUIRE(stalled.send("EXCHANGE-LOGON 1 ops " + kOpsKey));
+  const auto stalled_from = Clock::now();
+
+  {
+    INFO("the right key, the line ended by CR LF: answered, then the request");
+    std::string got = exchange(
+        "127.0.0.3", "EXCHANGE-LOGON 1 ops " + kOpsKey + "\r\n" + frame(create_account(1)));
+    REQUIRE(got.substr(0, kLogonOk.size()) == kLogonOk);
+    check_created(got.substr(kLogonOk.size()), 1);
+  }
+  {
+    INFO("a logon line of 602 bytes in one piece, the right key of its name");
+    const std::string line = logon_line("long", kLongKey);
+    REQUIRE(line.size() > 600);
+    std::string got = exchange("127.0.0.4", line + frame(create_account(2)));
+    CHECK(got.substr(0, kLogonOk.size()) != kLogonOk);
+    CHECK(contains(single_error(got), "longer than 512 bytes"));
+  }
+  {
+    INFO("600 bytes of a logon line and no newline");
+    std::string got = exchange("127.0.0.5", logon_line("long", kLongKey).substr(0, 600));
+    CHECK(contains(single_error(got), "longer than 512 bytes"));
+  }
+  const std::vector<std::pair<std::string, std::string>> odd_names = {
+      {"a NUL after it", std::string("ops\0", 4)},
+      {"a NUL inside", std::string("o\0ps", 4)},
+      {"a NUL before it", std::string("\0ops", 4)},
+      {"a CR after it", "ops\r"},
+      {"a CR inside", "o\rps"},
+  };
+  int host = 10;
+  for (const auto& [what, name] : odd_names) {
+    INFO("the right key, the name with " << what);
+    CHECK(exchange("127.0.0." + std::to_string(host++),
+                   logon_line(name, kOpsKey) + frame(create_account(3))) == kRefusedBadKey);
+  }
+  {
+    INFO("a logon line after the session hello");
+    std::string got =
+        exchange("127.0.0.20", kHello + logon_line("ops", kOpsKey) + frame(create_account(4)));
+    REQUIRE(got.substr(0, kAccept.size()) == kAccept);
+    got.erase(0, kAccept.size());
+    CHECK(contains(single_error(take_framed(got)), "Bad logon"));
+    CHECK(got.empty());
+  }
+  {
+    INFO("a second logon line");
+    std::string got =
+        exchange("127.0.0.21", logon_line("ops", kOpsKey) + logon_line("ops", kOpsKey) +
+                                   frame(create_account(5)));
+    REQUIRE(got.substr(0, kLogonOk.size()) == kLogonOk);
+    CHECK(is_single_error(got.substr(kLogonOk.size())));
+  }
+
+  {
+    INFO("1000 failed logons from one address; then its right key, and another address's");
+    const double locked_before = refusals("locked_out");
+    const double bad_before = refusals("bad_key");
+    constexpr int kThreads = 4, kEach = 250;
+    std::atomic<int> bad{0}, locked{0}, other{0};
+    std::vector<std::string> others(kThreads);  // the first unexpected reply of each thread
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kEach; ++i) {
+          std::string got;
+          try {
+            FromAddress c("127.0.0.50", port);
+            bool ended = false;
+            if (c.send(logon_line("ops", kWrongKey))) got = c.read_to_end(kEndBound, ended);
+            if (!ended) got += " (not closed)";
+          } catch (const std::exception& e) {
+            got = e.what();
+          }
+          if (got == kRefusedBadKey) {
+            ++bad;
+          } else if (got.rfind(kRefusedLockedOut, 0) == 0 && got.back() == '\n' &&
+                     got.find('\n') == got.size() - 1) {
+            ++locked;
+          } else {
+            ++other;
+            if (others[t].empty()) others[t] = got;
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (const auto& o : others) UNSCOPED_INFO("unexpected reply: " << printable(o));
+    CHECK(other == 0);
+    // 3 failures lock it; logons racing the third may fail before they see the lock.
+    CHECK(bad >= 3);
+    CHECK(bad <= 3 + kThreads - 1);
+    CHECK(bad + locked == kThreads * kEach);
+    CHECK(refusals("locked_out") - locked_before == locked);
+    CHECK(refusals("bad_key") - bad_before == bad);
+    const std::string right =
+        exchange("127.0.0.50", logon_line("ops", kOpsKey) + frame(create_account(6)));
+    CHECK(right.rfind(kRefusedLockedOut, 0) == 0);
+    CHECK_FALSE(contains(right, "<created"));
+    CHECK(refusals("locked_out") - locked_before == locked + 1);
+    std::string elsewhere =
+        exchange("127.0.0.51", logon_line("ops", kOpsKey) + frame(create_account(7)));
+    REQUIRE(elsewhere.substr(0, kLogonOk.size()) == kLogonOk);
+    check_created(elsewhere.substr(kLogonOk.size()), 7);
+  }
+
+  {
+    INFO("the logon line without its newline is cut at the read deadline");
+    bool ended = false;
+    std::string got = stalled.read_to_end(left_until(stalled_from + kEndBound), ended);
+    replies += got;
+    CHECK(ended);
+    CHECK(contains(single_error(got), "timed out"));
+  }
+
+  // No key in any reply or in the log; names with control bytes logged without them.
+  CHECK_FALSE(contains(replies, kOpsKey));
+  CHECK_FALSE(contains(replies, kWrongKey));
+  CHECK_FALSE(contains(replies, kLongKey.substr(0, 64)));
+  const std::string log = server.log();
+  CHECK_FALSE(contains(log, kOpsKey));
+  CHECK_FALSE(contains(log, kWrongKey));
+  CHECK_FALSE(contains(log, kLongKey.substr(0, 64)));
+  CHECK(log.find('\0') == std::string::npos);
+  CHECK(log.find('\r') == std::string::npos);
+  CHECK(contains(log, "(principal 'o?ps')"));
+  CHECK(server.stop() == 0);
 }

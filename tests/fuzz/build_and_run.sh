@@ -28,10 +28,13 @@ core=(server/market/decimal.cpp server/market/order_book.cpp server/market/engin
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_framing.cpp server/net/framing.cpp \
   server/protocol/render.cpp server/protocol/reject_text.cpp server/market/decimal.cpp \
   common/wire/xml_escape.cpp -o "$out/fuzz_framing"
+# The session with authentication: the gate, the principals file, keys (OpenSSL's libcrypto),
+# the throttle and the log its refusals go to.
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_session.cpp server/net/session.cpp \
   server/net/buffer_budget.cpp server/net/framing.cpp server/protocol/render.cpp \
   server/protocol/reject_text.cpp server/market/decimal.cpp common/wire/xml_escape.cpp \
-  -o "$out/fuzz_session"
+  server/auth/gate.cpp server/auth/principals.cpp server/auth/key.cpp \
+  server/auth/logon_throttle.cpp server/util/log.cpp -lcrypto -o "$out/fuzz_session"
 
 for target in parse framing session; do
   echo "== fuzz_$target: $runs runs"
