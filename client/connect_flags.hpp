@@ -14,7 +14,8 @@ namespace exch {
 struct SecurityFlags {
   bool tls = false;
   std::string ca_file, cert_file, key_file;
-  std::string tls_resume = "on";  // on | off
+  std::string tls_resume = "on";        // on | off
+  std::string tls_max_version = "1.3";  // 1.3 | 1.2
   std::string principal;
   std::string api_key_file;
 };

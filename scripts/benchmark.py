@@ -62,7 +62,8 @@ second's worth. Exit status 1 if it grew.
 --tls runs only the TLS comparison instead: plaintext against TLS with a client certificate,
 side by side, for the persistent case of the table (64 clients, 1 order/request, reactor) and
 the one-shot case (16 clients, one request per connection, pool) with TLS session resumption on
-and off (exchange-client bench --tls-resume). Every leg's server authenticates (--principals),
+and off (exchange-client bench --tls-resume), and resumed over TLS 1.2 (--tls-max-version 1.2:
+session ids, no new key exchange). Every leg's server authenticates (--principals),
 so that authorization costs the same on both sides: the plaintext leg's bench logs on with an
 API key (--principal bench --api-key-file: allowed over plaintext from loopback only), the TLS
 legs' bench presents a client certificate (CN=bench) to a server started with --tls-cert,
@@ -236,12 +237,15 @@ CASES = [
 
 # --tls: cases of CASES (same load, same model) run plaintext and with TLS. Every leg's server
 # has --principals, so authorization costs the same: the plaintext leg logs on with an API key,
-# the TLS legs with a client certificate. Case -> its TLS legs: (label, --tls-resume, least
-# TLS/plaintext throughput ratio judged on the medians, or None: reported, no target).
+# the TLS legs with a client certificate. Case -> its TLS legs: (label, the bench's TLS flags
+# beyond the certificate, least TLS/plaintext throughput ratio judged on the medians, or None:
+# reported, no target).
 TLS_CASES = {
-    "persistent sessions, 1 order/request, 64 clients": [("TLS, client certificate", "on", 0.9)],
-    "1 order/request, 1 request/connection, 16 clients": [("TLS, resumption on", "on", 0.5),
-                                                           ("TLS, full handshakes (resumption off)", "off", None)],
+    "persistent sessions, 1 order/request, 64 clients": [("TLS, client certificate", ["--tls-resume", "on"], 0.9)],
+    "1 order/request, 1 request/connection, 16 clients": [
+        ("TLS 1.3, resumption on", ["--tls-resume", "on"], 0.5),
+        ("TLS 1.2, resumption on (session ids)", ["--tls-resume", "on", "--tls-max-version", "1.2"], 0.5),
+        ("TLS, full handshakes (resumption off)", ["--tls-resume", "off"], None)],
 }
 PLAIN_LEG = ("plaintext, key logon", None, None)  # every case's reference, first in odd rounds
 
@@ -266,7 +270,7 @@ def main():
                          "whether it stayed bounded")
     ap.add_argument("--tls", action="store_true",
                     help="run only the TLS comparison: plaintext against TLS with a client certificate, persistent "
-                         "(64 clients) and one-shot (16 clients, resumption on and off), legs alternating round by "
+                         "(64 clients) and one-shot (16 clients, resumption on and off, TLS 1.3 and 1.2), legs alternating round by "
                          "round (--repeat), TLS/plaintext judged by medians")
     ap.add_argument("--bin", help="directory of exchange-server, exchange-floor, exchange-client (default build/bin)")
     args = ap.parse_args()
@@ -608,16 +612,16 @@ def write(path, text):
         f.write(text)
 
 
-def security_flags(creds, resume):
-    """(server flags, bench flags) of a leg: plaintext with a key logon when `resume` is None,
-    else TLS with the client certificate and --tls-resume `resume`. Both with --principals."""
+def security_flags(creds, tls_flags):
+    """(server flags, bench flags) of a leg: plaintext with a key logon when `tls_flags` is None,
+    else TLS with the client certificate and `tls_flags`. Both with --principals."""
     server = ["--principals", creds["principals"]]
-    if resume is None:
+    if tls_flags is None:
         return server, ["--principal", "bench", "--api-key-file", creds["api-key"]]
     return (server + ["--tls-cert", creds["server.pem"], "--tls-key", creds["server.key"],
                       "--tls-client-ca", creds["ca.pem"]],
             ["--tls", "--ca", creds["ca.pem"], "--cert", creds["client.pem"], "--key", creds["client.key"],
-             "--tls-resume", resume])
+             *tls_flags])
 
 
 def tls_rounds(args, seconds, db, pg, creds, name, model, bargs, legs):
@@ -628,12 +632,12 @@ def tls_rounds(args, seconds, db, pg, creds, name, model, bargs, legs):
     runs = {label: [] for label, _, _ in legs}
     for i in range(args.repeat):
         tag = f" [round {i + 1}/{args.repeat}]" if args.repeat > 1 else ""
-        for label, resume, _ in legs if i % 2 == 0 else legs[::-1]:
-            server_flags, bench_flags = security_flags(creds, resume)
+        for label, tls_flags, _ in legs if i % 2 == 0 else legs[::-1]:
+            server_flags, bench_flags = security_flags(creds, tls_flags)
             rep, split = measure(start_server(db, model, extra=server_flags), seconds, bargs + bench_flags, pg)
             f = leg_figures(rep, split)
             runs[label].append(f)
-            handshakes = f", tls handshakes {f['handshakes']} ({f['resumed']} resumed)" if resume else ""
+            handshakes = f", tls handshakes {f['handshakes']} ({f['resumed']} resumed)" if tls_flags else ""
             print(f"  {label:<53} {model:<9} {f['rate']:>10,.0f} {'orders/s':<9} p50 {f['p50']:.2f} ms, "
                   f"p99 {f['p99']:.2f} ms, errors {f['errors']}{handshakes}{tag}", flush=True)
             print(split.line(), flush=True)
@@ -701,7 +705,7 @@ def tls_legend(args, seconds):
         wrap("legs", "each case (the table's load and model) runs on a fresh server per leg, every one with "
                      "--principals: \"plaintext, key logon\" (the bench sends an API key logon; plaintext from "
                      "loopback) and the TLS legs (--tls-cert, --tls-key, --tls-client-ca; the bench presents a "
-                     "client certificate whose CN is the principal), with --tls-resume on or off. Certificates "
+                     "client certificate whose CN is the principal), with --tls-resume on or off and, in one leg, --tls-max-version 1.2. Certificates "
                      "(EC P-256) and the principals file are made at the start in a temporary directory, removed "
                      "at the end."),
         wrap("rounds", "one line per leg and round: orders/s, p50 and p99 latency, errors (error replies + "

@@ -396,6 +396,7 @@ bool write_json(const std::string& path, const BenchOptions& o,
   j.field("timeout_s", o.timeout_s);
   j.field("tls", o.security.tls);
   j.field("tls_resume", o.security.tls && o.security.tls_resume == "on");
+  j.field("tls_max_version", o.security.tls ? o.security.tls_max_version : "");
   j.field("client_certificate", !o.security.cert_file.empty());
   j.field("principal", o.security.principal);
   j.end_object();

@@ -29,6 +29,7 @@ struct TlsOptions {
   std::string key_file;     // its private key (PEM, unencrypted)
   std::string server_name;  // the name to verify and send (SNI); empty: the host dialled
   bool resume = true;       // offer each server a session it gave before (resumption)
+  bool max_tls12 = false;   // offer TLS 1.2 only: session-id resumption, no key exchange
 };
 
 // A file or setting OpenSSL refused: the message names it and gives OpenSSL's reason.

@@ -30,12 +30,15 @@ TlsClient::TlsClient(const TlsOptions& options) : options_(options) {
   ctx_ = SSL_CTX_new(TLS_client_method());
   if (ctx_ == nullptr) throw TlsSetupError("cannot make a TLS context: " + openssl_reason());
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+  if (options_.max_tls12) SSL_CTX_set_max_proto_version(ctx_, TLS1_2_VERSION);
   SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
   SSL_CTX_set_default_passwd_cb(ctx_, no_passphrase);
   SSL_CTX_set_app_data(ctx_, this);
   // A server that closes TCP without close_notify ends the stream as it would in plaintext;
   // replies are read until EOF only in the one-shot mode, where plaintext has the same limit.
   SSL_CTX_set_options(ctx_, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  // Read whole socket buffers, not a record's header and then its body: one recv a reply.
+  SSL_CTX_set_read_ahead(ctx_, 1);
   if (options_.resume) {
     // No internal store: each server's last session is kept here, by host:port.
     SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);

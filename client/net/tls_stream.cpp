@@ -185,7 +185,8 @@ bool TlsStream::input_pending() {
   if (failed_) return true;
   if (SSL_pending(ssl_) > 0) return true;  // decrypted bytes wait inside OpenSSL
   pollfd p{fd_, POLLIN, 0};
-  if (::poll(&p, 1, 0) == 0) return false;
+  // With read-ahead a record may wait undecrypted inside OpenSSL, not on the socket.
+  if (SSL_has_pending(ssl_) == 0 && ::poll(&p, 1, 0) == 0) return false;
   char byte;
   std::size_t n = 0;
   ERR_clear_error();

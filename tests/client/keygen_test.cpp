@@ -154,6 +154,9 @@ TEST_CASE("security flags: what goes together", "[options]") {
   SecurityFlags r = ok;
   r.tls_resume = "maybe";
   CHECK(bad(r) == "--tls-resume must be on or off");
+  SecurityFlags v = ok;
+  v.tls_max_version = "1.1";
+  CHECK(bad(v) == "--tls-max-version must be 1.3 or 1.2");
 }
 
 TEST_CASE("security flags: bench and send refuse bad combinations with exit status 2",

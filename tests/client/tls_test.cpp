@@ -156,6 +156,32 @@ TEST_CASE("tls: sessions are resumed, and counted; --tls-resume off does not", "
   }
 }
 
+TEST_CASE("tls: --tls-max-version 1.2 offers TLS 1.2 only, and resumes by session id", "[tls]") {
+  TestPki pki;
+  std::atomic<int> versions_seen{0}, tls12{0};
+  TlsServer server(
+      {pki.server_cert, pki.server_key},  // the server would speak TLS 1.3
+      [&](SSL* ssl, int fd) {
+        ++versions_seen;
+        if (SSL_version(ssl) == TLS1_2_VERSION) ++tls12;
+        one_shot(ssl, fd);
+      },
+      3);
+  net::TlsOptions t;
+  t.enabled = true;
+  t.ca_file = pki.ca_file;
+  t.max_tls12 = true;
+  net::ConnectOptions o(short_timeouts());
+  o.tls = net::TlsClient::create(t);
+  for (int i = 0; i < 3; ++i)
+    CHECK(net::request_once(here(server.port()), "<create/>", o) == kReply);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the server's counts
+  CHECK(versions_seen == 3);
+  CHECK(tls12 == 3);
+  CHECK(o.tls->counts().resumed == 2u);
+  CHECK(server.resumed() == 2);
+}
+
 TEST_CASE("tls: threads share one context and its sessions", "[tls]") {
   TestPki pki;
   constexpr int kThreads = 4, kEach = 3;

@@ -193,6 +193,24 @@ TEST_CASE(
                  "Not permitted"));
 }
 
+TEST_CASE("a TLS 1.2 session resumed by its id keeps its certificate's principal", "[e2e][auth]") {
+  Security s;
+  ServerProcess server(s.flags({"--concurrency", "reactor", "--reset"}));
+  REQUIRE(count(tls_send(server.port(), s.as("ops"), frame(kSetup)), "<created") == 4);
+  TlsResumption resumption;
+  TlsClientOptions desk_a = s.as("desk-a");
+  desk_a.tls12_only = true;
+  desk_a.resumption = &resumption;
+  for (int i = 0; i < 3; ++i) {
+    TlsConnection c(server.port(), desk_a);
+    CHECK(c.resumed() == (i > 0));
+    c.write(frame(order(i == 2 ? "1003" : "1001", "5")));
+    const std::string reply = c.read_to_eof();
+    CHECK(contains(reply, i == 2 ? "Not permitted" : "<opened"));  // 1003 is bot-7's
+  }
+  CHECK(server.stop() == 0);
+}
+
 TEST_CASE("certificates that do not verify end the handshake; an unlisted name is refused",
           "[e2e][auth]") {
   Security s;

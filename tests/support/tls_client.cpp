@@ -28,6 +28,7 @@ std::string frame(const std::string& xml) { return std::to_string(xml.size()) + 
 TlsConnection::TlsConnection(unsigned short port, const TlsClientOptions& options) {
   ctx_ = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+  if (options.tls12_only) SSL_CTX_set_max_proto_version(ctx_, TLS1_2_VERSION);
   SSL_CTX_set_options(ctx_, SSL_OP_IGNORE_UNEXPECTED_EOF);
   if (SSL_CTX_load_verify_locations(ctx_, options.ca.c_str(), nullptr) != 1)
     throw std::runtime_error("cannot load CA " + options.ca + ": " + reason());
@@ -43,12 +44,20 @@ TlsConnection::TlsConnection(unsigned short port, const TlsClientOptions& option
   ssl_ = SSL_new(ctx_);
   SSL_set_fd(ssl_, fd_);
   SSL_set1_host(ssl_, "127.0.0.1");
+  TlsResumption* r = options.resumption;
+  if (r != nullptr && r->session != nullptr) SSL_set_session(ssl_, r->session);
   if (SSL_connect(ssl_) != 1) throw TlsHandshakeFailed("TLS handshake failed: " + reason());
+  if (r != nullptr) {  // a TLS 1.2 session is complete here (1.3 sends its ticket later)
+    SSL_SESSION_free(r->session);
+    r->session = SSL_get1_session(ssl_);
+  }
   // TLS 1.3: a client certificate the server refuses is reported on the first read, not by
   // SSL_connect; the tests see that as a read failure or EOF.
 }
 
 TlsConnection::~TlsConnection() {
+  // Marked shut down (nothing is sent): freeing it otherwise makes its session unresumable.
+  if (ssl_) SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
   if (ssl_) SSL_free(ssl_);
   if (ctx_) SSL_CTX_free(ctx_);
   if (fd_ >= 0) ::close(fd_);

@@ -9,9 +9,20 @@
 
 namespace testing_support {
 
+// A session one connection got and the next one offers (TLS 1.2 session-id resumption).
+struct TlsResumption {
+  TlsResumption() = default;
+  TlsResumption(const TlsResumption&) = delete;
+  TlsResumption& operator=(const TlsResumption&) = delete;
+  ~TlsResumption() { SSL_SESSION_free(session); }
+  SSL_SESSION* session = nullptr;
+};
+
 struct TlsClientOptions {
   std::string ca;    // the CA that signed the server's certificate
   std::string cert;  // base path of a client certificate (PATH.crt, PATH.key); empty: none
+  bool tls12_only = false;
+  TlsResumption* resumption = nullptr;  // offered if it holds a session; this one kept after
 };
 
 // Thrown when the handshake fails: what() has OpenSSL's reason.
@@ -35,6 +46,7 @@ class TlsConnection {
   std::string read_exact(std::size_t n);
   // A framed request and its framed reply, on a session.
   std::string request(const std::string& xml);
+  bool resumed() const { return SSL_session_reused(ssl_) == 1; }
 
  private:
   // Reads more into buffer_; false at the end of the stream.

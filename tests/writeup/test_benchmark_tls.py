@@ -36,7 +36,7 @@ def test_both_legs_authenticate_and_only_tls_legs_present_a_certificate():
                                     "principals")}
     server, bench = benchmark.security_flags(creds, None)
     assert server == ["--principals", "/t/principals"] and "--api-key-file" in bench and "--tls" not in bench
-    server, bench = benchmark.security_flags(creds, "off")
+    server, bench = benchmark.security_flags(creds, ["--tls-resume", "off"])
     assert server[:2] == ["--principals", "/t/principals"] and "--tls-client-ca" in server
     assert bench[-2:] == ["--tls-resume", "off"] and "--cert" in bench and "--principal" not in bench
 
@@ -51,16 +51,18 @@ class FakeSplit:
 def test_legs_alternate_round_by_round(monkeypatch, capsys):
     order = []
     monkeypatch.setattr(benchmark, "start_server", lambda db, model, extra: extra)
-    rates = {"plaintext, key logon": 100.0, "TLS, resumption on": 60.0, "TLS, full handshakes (resumption off)": 20.0}
+    rates = {"plaintext, key logon": 100.0, "TLS 1.3, resumption on": 60.0,
+             "TLS 1.2, resumption on (session ids)": 40.0, "TLS, full handshakes (resumption off)": 20.0}
 
     def measure(server, seconds, bargs, pg):
-        label = ("TLS, resumption on" if bargs[-1] == "on" else "TLS, full handshakes (resumption off)"
-                 if bargs[-1] == "off" else "plaintext, key logon")
+        label = ("TLS 1.3, resumption on" if bargs[-1] == "on" else "TLS, full handshakes (resumption off)"
+                 if bargs[-1] == "off" else "TLS 1.2, resumption on (session ids)" if bargs[-1] == "1.2"
+                 else "plaintext, key logon")
         order.append(label)
         rep = {"throughput_items_ps": rates[label], "latency_ms": {"p50": 1.0, "p99": 2.0}, "error_replies": 0,
                "connection_errors": 0}
         if "--tls" in bargs:
-            rep.update(tls_handshakes=10, tls_resumed=9 if bargs[-1] == "on" else 0)
+            rep.update(tls_handshakes=10, tls_resumed=0 if bargs[-1] == "off" else 9)
         return rep, FakeSplit()
 
     monkeypatch.setattr(benchmark, "measure", measure)
@@ -72,6 +74,7 @@ def test_legs_alternate_round_by_round(monkeypatch, capsys):
     labels = [leg[0] for leg in legs]
     assert order == labels + labels[::-1]  # plaintext first in odd rounds, TLS first in even ones
     rows = benchmark.tls_table(args, [(name, "pool", legs, runs)])
-    assert [(r[2], r[6]) for r in rows] == [("0.60x", True)]  # full handshakes: reported, not judged
+    # full handshakes: reported, not judged
+    assert [(r[2], r[6]) for r in rows] == [("0.60x", True), ("0.40x", False)]
     out = capsys.readouterr().out
     assert "10 (9 resumed)" in out and "none (reported)" in out and "[round 2/2]" in out
