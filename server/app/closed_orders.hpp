@@ -14,6 +14,9 @@
 
 namespace app {
 
+// Closed orders kept in memory by default (--closed-orders-cached), active server and standby.
+inline constexpr std::size_t kDefaultClosedOrdersCached = 100000;
+
 class ClosedOrders {
  public:
   explicit ClosedOrders(std::size_t keep) : keep_(keep) {}

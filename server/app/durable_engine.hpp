@@ -48,7 +48,7 @@ struct DurableEngineOptions {
   // as long.
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   // Closed orders kept in memory for queries (--closed-orders-cached).
-  std::size_t closed_orders_cached = 100000;
+  std::size_t closed_orders_cached = kDefaultClosedOrdersCached;
   // Threads, and so PostgreSQL connections at most, that read queried orders no longer in
   // memory (--archive-connections).
   std::size_t archive_connections = 2;

@@ -34,7 +34,7 @@ namespace app {
 struct StandbyOptions {
   std::string conninfo;
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
-  std::size_t closed_orders_cached = 100000;  // as the server's --closed-orders-cached
+  std::size_t closed_orders_cached = kDefaultClosedOrdersCached;
   // How long it waits, once it has read the journal to its end, before reading it again
   // (--standby-poll-ms). Each read is one statement on the active server's database, with a
   // cost of its own whatever it carries: under load its PostgreSQL session spent 0.7 µs per

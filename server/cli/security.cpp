@@ -6,32 +6,41 @@
 
 namespace cli {
 
-namespace po = boost::program_options;
-
-void add_security_flags(po::options_description& opts, SecurityFlags& flags) {
-  opts.add_options()("tls-cert", po::value(&flags.tls.cert),
-                     "PEM certificate chain: the exchange port speaks TLS (1.2 and 1.3 only), "
-                     "with the same framing inside; needs --tls-key")(
-      "tls-key", po::value(&flags.tls.key), "PEM private key of --tls-cert")(
-      "tls-client-ca", po::value(&flags.tls.client_ca),
-      "PEM CA certificates: clients are asked for a certificate signed by one of them; one "
-      "that does not verify ends the handshake, and a verified one's subject CN is the "
-      "principal (needs --tls-cert)")(
-      "principals", po::value(&flags.principals),
-      "turns authentication on: the principals file (name, roles, accounts, API key hash a "
-      "line; docs/OPERATIONS.md). Every request needs a principal (a client certificate or a "
-      "key logon) that may act for its account; <create> needs the admin role. Read again on "
-      "SIGHUP (a bad file is refused whole, the last good one stays)")(
-      "allow-unauthenticated", po::bool_switch(&flags.allow_unauthenticated),
-      "serve a non-loopback --bind without --principals (anyone who reaches the port may act "
-      "for every account); without it such a start is refused")(
-      "logon-max-failures",
-      po::value(&flags.throttle.max_failures)->default_value(flags.throttle.max_failures),
-      "failed key logons from one address before its logons are refused for "
-      "--logon-lockout-ms; 0: never")(
-      "logon-lockout-ms", po::value(&flags.logon_lockout_ms)->default_value(flags.logon_lockout_ms),
-      "how long an address that failed --logon-max-failures logons is refused, counted from "
-      "its last failure");
+void declare_security_settings(util::Settings& s, SecurityFlags& flags) {
+  const std::string group = "Authentication and TLS";
+  s.add("tls-cert", group, &flags.tls.cert)
+      .no_default()
+      .help(
+          "PEM certificate chain: the exchange port speaks TLS (1.2 and 1.3 only), with the "
+          "same framing inside; needs --tls-key");
+  s.add("tls-key", group, &flags.tls.key).no_default().help("PEM private key of --tls-cert");
+  s.add("tls-client-ca", group, &flags.tls.client_ca)
+      .no_default()
+      .help(
+          "PEM CA certificates: clients are asked for a certificate signed by one of them; one "
+          "that does not verify ends the handshake, and a verified one's subject CN is the "
+          "principal (needs --tls-cert)");
+  s.add("principals", group, &flags.principals)
+      .no_default()
+      .help(
+          "turns authentication on: the principals file (name, roles, accounts, API key hash a "
+          "line; docs/OPERATIONS.md). Every request needs a principal (a client certificate or "
+          "a key logon) that may act for its account; <create> needs the admin role. Read "
+          "again on SIGHUP (a bad file is refused whole, the last good one stays)");
+  s.add("allow-unauthenticated", group, &flags.allow_unauthenticated)
+      .help(
+          "serve a non-loopback --bind without --principals (anyone who reaches the port may "
+          "act for every account); without it such a start is refused");
+  s.add("logon-max-failures", group, &flags.throttle.max_failures)
+      .help(
+          "failed key logons from one address before its logons are refused for "
+          "--logon-lockout-ms; 0: never");
+  s.add("logon-lockout-ms", group, &flags.throttle.lockout)
+      .at_least(1)
+      .unit("ms")
+      .help(
+          "how long an address that failed --logon-max-failures logons is refused, counted "
+          "from its last failure");
 }
 
 bool is_loopback_bind(const std::string& bind) {
@@ -46,7 +55,6 @@ std::optional<std::string> load_security(const SecurityFlags& flags, const std::
     return "--tls-cert and --tls-key go together";
   if (!flags.tls.client_ca.empty() && flags.tls.cert.empty())
     return "--tls-client-ca needs --tls-cert and --tls-key";
-  if (flags.logon_lockout_ms < 1) return "--logon-lockout-ms must be at least 1";
   if (flags.principals.empty() && !is_loopback_bind(bind) && !flags.allow_unauthenticated)
     return "refusing to serve " + bind +
            " without authentication: anyone who reaches it could act for every account. Give "
@@ -54,9 +62,8 @@ std::optional<std::string> load_security(const SecurityFlags& flags, const std::
   try {
     if (!flags.tls.cert.empty()) out.tls = std::make_shared<net::TlsContext>(flags.tls);
     if (!flags.principals.empty()) {
-      auth::Gate::Options options{flags.principals, flags.throttle};
-      options.throttle.lockout = std::chrono::milliseconds(flags.logon_lockout_ms);
-      out.gate = std::make_shared<auth::Gate>(options);
+      out.gate =
+          std::make_shared<auth::Gate>(auth::Gate::Options{flags.principals, flags.throttle});
     }
   } catch (const std::exception& e) {
     return e.what();

@@ -7,10 +7,9 @@
 #include <optional>
 #include <string>
 
-#include <boost/program_options.hpp>
-
 #include "auth/gate.hpp"
 #include "net/tls_context.hpp"
+#include "util/settings.hpp"
 
 namespace cli {
 
@@ -18,8 +17,7 @@ struct SecurityFlags {
   net::TlsFiles tls;
   std::string principals;
   bool allow_unauthenticated = false;
-  auth::LogonThrottle::Options throttle;
-  unsigned logon_lockout_ms = 60000;
+  auth::LogonThrottle::Options throttle;  // --logon-max-failures, --logon-lockout-ms
 };
 
 // What the flags built: null members are off.
@@ -28,7 +26,8 @@ struct Security {
   std::shared_ptr<net::TlsContext> tls;
 };
 
-void add_security_flags(boost::program_options::options_description& opts, SecurityFlags& flags);
+// --tls-cert, --tls-key, --tls-client-ca, --principals, --allow-unauthenticated, --logon-....
+void declare_security_settings(util::Settings& settings, SecurityFlags& flags);
 
 // Checks the flags against the listening address and loads the files. Returns the problem
 // (for exit 2: a bad principals file names its line, a certificate its OpenSSL reason), or

@@ -18,8 +18,8 @@
 //
 // Exit status: 0 drained (or stopped before serving), 1 a fatal error (also: another process
 // holds the writer lock), 3 requests had to be failed after the grace period, 4 stepped down
-// because another process took the database over. (2, bad flags, is the binary's own, from
-// parse_serving_flags.)
+// because another process took the database over. (2, bad settings, is the binary's own, from
+// cli/settings_parser.hpp and finish_serving_flags.)
 #include <sys/resource.h>
 
 #include <chrono>
@@ -48,7 +48,7 @@ struct AdminOptions {
 };
 
 struct ServeOptions {
-  ServingFlags serving;      // checked by parse_serving_flags
+  ServingFlags serving;      // checked by finish_serving_flags
   std::string program;       // holder of the writer lock: "exchange-server"
   std::string schema_path;   // a schema file to apply; empty: the built-in schema.sql
   bool reset = false;        // --reset: setup's reset() before the Service is built

@@ -5,8 +5,6 @@
 
 #include "util/log.hpp"
 
-namespace po = boost::program_options;
-
 namespace cli {
 namespace {
 
@@ -18,46 +16,39 @@ std::string models_help() {
 
 }  // namespace
 
-void add_serving_flags(po::options_description& opts, ServingFlags& flags,
-                       const std::string& bind_help, const std::string& db_help) {
-  opts.add_options()("help,h", "show this help and exit")(
-      "port", po::value(&flags.port)->default_value(flags.port), "TCP port to listen on")(
-      "bind", po::value(&flags.bind)->default_value(flags.bind), bind_help.c_str())(
-      "db", po::value(&flags.db), db_help.c_str())(
-      "concurrency", po::value(&flags.model)->default_value(flags.model), models_help().c_str())(
-      "threads", po::value(&flags.threads)->default_value(flags.threads),
-      "worker threads of the fixed pool (--concurrency pool)")(
-      "min-threads", po::value(&flags.min_threads)->default_value(flags.min_threads),
-      "fewest threads of the self-sizing pools (fotp, adaptive; adaptive also keeps at least "
-      "one per core)")("max-threads",
-                       po::value(&flags.max_threads)->default_value(flags.max_threads),
-                       "most threads of the self-sizing pools (fotp, adaptive)")(
-      "commit-wait-us", po::value(&flags.commit_wait_us)->default_value(flags.commit_wait_us),
-      "how long at most the group commit lets a batch smaller than the one before it fill (to "
-      "that size, at most --commit-batch) before writing it: fewer, larger commits cost "
-      "PostgreSQL less per request; an idle server never waits; 0: write each batch at once")(
-      "commit-batch", po::value(&flags.commit_batch)->default_value(flags.commit_batch),
-      "the most requests a batch is left to fill to (--commit-wait-us)")(
-      "log-level", po::value(&flags.log_level)->default_value(flags.log_level),
-      "error | warn | info | debug (debug shows every pool resize)");
-  add_security_flags(opts, flags.security);
+void declare_serving_settings(util::Settings& s, ServingFlags& flags, const std::string& bind_help,
+                              const std::string& db_help) {
+  const std::string group = "Serving";
+  s.add("port", group, &flags.port).at_most(65535).help("TCP port to listen on");
+  s.add("bind", group, &flags.bind).help(bind_help);
+  s.add("db", group, &flags.db).no_default().help(db_help);
+  s.add("concurrency", group, &flags.model).help(models_help());
+  s.add("threads", group, &flags.threads)
+      .at_least(1)
+      .help("worker threads of the fixed pool (--concurrency pool)");
+  s.add("min-threads", group, &flags.min_threads)
+      .help(
+          "fewest threads of the self-sizing pools (fotp, adaptive; adaptive also keeps at "
+          "least one per core)");
+  s.add("max-threads", group, &flags.max_threads)
+      .at_least(1)
+      .help("most threads of the self-sizing pools (fotp, adaptive)");
+  s.add("commit-wait-us", group, &flags.commit_wait_us)
+      .at_most(100000)
+      .unit("µs")
+      .help(
+          "how long at most the group commit lets a batch smaller than the one before it fill "
+          "(to that size, at most --commit-batch) before writing it: fewer, larger commits cost "
+          "PostgreSQL less per request; an idle server never waits; 0: write each batch at once");
+  s.add("commit-batch", group, &flags.commit_batch)
+      .between(1, 100000)
+      .help("the most requests a batch is left to fill to (--commit-wait-us)");
+  s.add("log-level", group, &flags.log_level)
+      .help("error | warn | info | debug (debug shows every pool resize)");
+  declare_security_settings(s, flags.security);
 }
 
-std::optional<int> parse_serving_flags(int argc, char** argv,
-                                       const po::options_description& visible,
-                                       const po::options_description& all, ServingFlags& flags) {
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, all), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    EXCHANGE_LOG(error) << e.what() << " (try --help)";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << visible << "\n";
-    return 0;
-  }
+std::optional<int> finish_serving_flags(ServingFlags& flags) {
   if (flags.db.empty()) {
     const char* env = std::getenv("DATABASE_URL");
     if (env) flags.db = env;
@@ -68,16 +59,10 @@ std::optional<int> parse_serving_flags(int argc, char** argv,
     problem = "no database: pass --db or set DATABASE_URL";
   else if (!concurrency::find_model(flags.model))
     problem = "unknown --concurrency '" + flags.model + "'\n" + models_help();
-  else if (flags.port > 65535)
-    problem = "--port must be at most 65535";
   else if (!util::parse_log_level(flags.log_level, level))
     problem = "--log-level must be error, warn, info or debug";
-  else if (flags.max_threads < 1 || flags.min_threads > flags.max_threads)
-    problem = "need 1 <= --max-threads and --min-threads <= --max-threads";
-  else if (flags.commit_wait_us > 100000)
-    problem = "--commit-wait-us must be at most 100000 (every reply under load waits for it)";
-  else if (flags.commit_batch < 1 || flags.commit_batch > 100000)
-    problem = "--commit-batch must be between 1 and 100000";
+  else if (flags.min_threads > flags.max_threads)
+    problem = "--min-threads must be at most --max-threads";
   if (!problem.empty()) {
     EXCHANGE_LOG(error) << problem;
     return 2;

@@ -22,20 +22,18 @@
 #include <memory>
 #include <string>
 
-#include <boost/program_options.hpp>
 #include <pqxx/pqxx>
 
 #include "app/health.hpp"
 #include "app/shutdown.hpp"
 #include "cli/serve.hpp"
 #include "cli/serving_flags.hpp"
+#include "cli/settings_parser.hpp"
 #include "floor/floor_handler.hpp"
 #include "store/batch_writer.hpp"
 #include "store/batcher.hpp"
 #include "store/watchdog.hpp"
 #include "util/log.hpp"
-
-namespace po = boost::program_options;
 
 namespace {
 
@@ -53,18 +51,21 @@ struct Config {
 
 // Returns false (after printing) when the process should exit with `exit_code`.
 bool parse_flags(int argc, char** argv, Config& cfg, int& exit_code) {
-  po::options_description opts(
+  util::Settings settings;
+  cli::declare_serving_settings(
+      settings, cfg.serving,
+      "IPv4 address to listen on (local by default: it journals whatever it is sent)",
+      "PostgreSQL connection string or URI (default: $DATABASE_URL); a database of its own, not "
+      "an exchange's: it writes the journal table");
+  settings.add("reset", "Serving", &cfg.reset).help("empty the journal before serving");
+  auto status = cli::parse_settings(
+      argc, argv, settings,
       "exchange-floor: the durable floor. Serves exchange-server's framing (one-shot and "
       "persistent sessions) with its concurrency models, journals every request as one row with "
       "the server's group commit, and replies only after the commit; no XML parsing, no "
       "matching. Its throughput is the ceiling for exchange-server on the same machine");
-  cli::add_serving_flags(
-      opts, cfg.serving,
-      "IPv4 address to listen on (local by default: it journals whatever it is sent)",
-      "PostgreSQL connection string or URI (default: $DATABASE_URL); a database of its own, not "
-      "an exchange's: it writes the journal table");
-  opts.add_options()("reset", po::bool_switch(&cfg.reset), "empty the journal before serving");
-  if (auto status = cli::parse_serving_flags(argc, argv, opts, opts, cfg.serving)) {
+  if (!status) status = cli::finish_serving_flags(cfg.serving);
+  if (status) {
     exit_code = *status;
     return false;
   }

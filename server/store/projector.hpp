@@ -90,7 +90,7 @@ class Projector {
   void discard_queue();
   // After a reload read the stored position.
   void set_projected(std::int64_t seq);
-  // Blocks while more than `rows` rows wait to be projected, until stop() or release_waits().
+  // Blocks while `rows` rows or more wait to be projected, until stop() or release_waits().
   void wait_pending_below(std::size_t rows);
   // A forced shutdown: every wait_pending_below() returns now and later ones do not block.
   void release_waits();
