@@ -78,9 +78,7 @@ import time
 from collections import Counter
 from urllib.parse import urlsplit, urlunsplit
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "writeup"))
-from study.procs import free_port  # noqa: E402  (ports below the ephemeral range, not in use)
+from harness import ROOT, Server, free_port, http_get, local_pg, metrics
 
 BIN = os.path.join(ROOT, "build", "bin")
 SERVER = os.path.join(BIN, "exchange-server")
@@ -230,36 +228,9 @@ def one_shot(port, framed, timeout=60.0):
     return b"".join(chunks)
 
 
-def http_get(port, path, timeout=5.0):
-    """(status, body) of GET path on the admin port; raises OSError on failure."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
-        chunks = []
-        while True:
-            data = s.recv(65536)
-            if not data:
-                break
-            chunks.append(data)
-    raw = b"".join(chunks)
-    head, _, body = raw.partition(b"\r\n\r\n")
-    parts = head.split(b" ", 2)
-    if len(parts) < 2 or not parts[1].isdigit():
-        raise OSError(f"not an HTTP reply: {raw[:60]!r}")
-    return int(parts[1]), body.decode("utf-8", "replace")
-
-
 def scrape(port):
     """The exposition's samples without labels, {name: value}."""
-    status, body = http_get(port, "/metrics", timeout=3.0)
-    out = {}
-    for line in body.splitlines():
-        if line and not line.startswith("#") and "{" not in line:
-            name, _, value = line.partition(" ")
-            try:
-                out[name] = float(value)
-            except ValueError:
-                pass
-    return out
+    return {name: value for name, value in metrics(port, timeout=3.0).items() if "{" not in name}
 
 
 # ---- what the attacker saw ------------------------------------------------------------------
@@ -411,65 +382,25 @@ def rss_kib(pid, field="VmRSS:"):
     return 0
 
 
-class Server:
-    def __init__(self, db, model, flags, logpath):
-        self.port = free_port()
-        self.admin = free_port()
-        while self.admin == self.port:
-            self.admin = free_port()
-        self.cmd = [SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--db", db, "--concurrency",
-                    model, "--reset", "--log-level", "warn", "--admin-port", str(self.admin), *flags]
-        self.logpath = logpath
-        self.logfile = open(logpath, "w")
-        # Its own session: a Ctrl-C reaches only this script, which then stops the server itself.
-        self.proc = subprocess.Popen(self.cmd, stdout=self.logfile, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        self.pid = self.proc.pid
-        self.exit_status = None
-        try:
-            self._wait_listening(logpath)
-        except BaseException:
-            self.stop()
-            raise
-
-    def _wait_listening(self, logpath):
-        deadline = time.monotonic() + 120
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"exchange-server exited with status {self.proc.returncode} at start-up "
-                                   f"(log {logpath}): {self.log_tail()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                http_get(self.admin, "/healthz", timeout=2)
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("exchange-server did not start listening within 120 s")
-                time.sleep(0.1)
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def log_tail(self, lines=5):
-        try:
-            with open(self.logpath, errors="replace") as f:
-                return " | ".join(f.read().splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self):
-        if self.exit_status is not None:
-            return self.exit_status
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.exit_status = self.proc.returncode
-        self.logfile.close()
-        return self.exit_status
+def start_server(db, model, flags, logpath):
+    """exchange-server for one attack on free ports (trading and admin), listening and its
+    /healthz answering; raises RuntimeError if it does not start."""
+    port, admin = free_port(), free_port()
+    while admin == port:
+        admin = free_port()
+    server = Server(SERVER, db, port, admin, logpath)
+    # Its own session: a Ctrl-C reaches only this script, which then stops the server itself.
+    server.start("--concurrency", model, "--reset", "--log-level", "warn", *flags, new_session=True)
+    try:
+        if not server.wait_listening(120, pause=0.1, ready=lambda: http_get(admin, "/healthz", timeout=2)):
+            if not server.alive():
+                raise RuntimeError(f"exchange-server exited with status {server.proc.returncode} at start-up "
+                                   f"(log {logpath}): {server.log_tail()}")
+            raise RuntimeError("exchange-server did not start listening within 120 s")
+    except BaseException:
+        server.close()
+        raise
+    return server
 
 
 class Monitor:
@@ -1227,7 +1158,7 @@ class Runner:
         flags = flags_for(self.args.quick)
         db = self.fresh_db()
         t_start = time.monotonic()
-        server = Server(db, model, flags, os.path.join(self.tmp, f"server-{num}-{model}.log"))
+        server = start_server(db, model, flags, os.path.join(self.tmp, f"server-{num}-{model}.log"))
         probe = monitor = None
         attack_error = None
         zero_after = back_after = None
@@ -1274,7 +1205,7 @@ class Runner:
                 probe.stop()
             if monitor:
                 monitor.stop()
-            status = server.stop()
+            status = server.close()
             self.current = None
         r = self.row(num, name, model, ctx, probe_summary, monitor, zero_after, alive, status,
                      attack_error, time.monotonic() - t_start)
@@ -1363,7 +1294,7 @@ class Runner:
                 ctx.psql.kill()
             if ctx.probe:
                 ctx.probe.stop_event.set()
-            server.stop()
+            server.close()
 
 
 # ---- output -----------------------------------------------------------------------------------
@@ -1478,8 +1409,7 @@ def main():
         if not base_url:
             log(f"starting PostgreSQL in {os.path.relpath(PG_DIR, ROOT)} on port {PG_PORT}")
             started_pg = True
-            base_url = subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start", PG_DIR, str(PG_PORT)],
-                                      check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+            base_url = local_pg("start", PG_DIR, PG_PORT)
         runner = Runner(args, base_url, tmp)
         load = os.getloadavg()
         log(f"{len(only)} attacks x {len(models)} model(s), {'quick' if args.quick else 'full'} run; machine "
@@ -1506,8 +1436,7 @@ def main():
                 shutil.copy(os.path.join(tmp, f), args.keep_logs)
         shutil.rmtree(tmp, ignore_errors=True)
         if started_pg:
-            subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "stop", PG_DIR],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            local_pg("stop", PG_DIR, check=False)
             log("PostgreSQL stopped")
 
     if results:

@@ -29,17 +29,16 @@ import csv
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import harness
+from harness import ROOT, Server, bench_command, cpu_model, local_pg
+
 HA = os.path.join(ROOT, "scripts", "ha-cluster.sh")
-LOCAL_PG = os.path.join(ROOT, "scripts", "local-pg.sh")
 HA_DIR = os.path.join(ROOT, ".local", "ha-bench")
 SINGLE_DIR = os.path.join(ROOT, ".local", "ha-bench-single")
 SINGLE_PORT = 25495
@@ -103,44 +102,18 @@ def wait_sync_standby(timeout=120):
     raise SystemExit("ha_bench: no synchronous standby again after the failover")
 
 
-class Server:
-    def __init__(self, binary, db, logpath):
-        self.log = open(logpath, "w")
-        self.proc = subprocess.Popen(
-            ["nice", "-n", "0", binary, "--port", str(SERVER_PORT), "--bind", "127.0.0.1", "--db", db,
-             "--concurrency", "pool", "--reset", "--log-level", "info"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", SERVER_PORT), timeout=1).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.05)
-        self.stop()
+def start_server(binary, db, logpath):
+    """exchange-server on SERVER_PORT (pool, a fresh exchange: --reset), listening."""
+    server = Server(binary, db, SERVER_PORT, log=logpath)
+    server.start("--concurrency", "pool", "--reset", "--log-level", "info")
+    if not server.wait_listening(30, pause=0.05):
+        server.close()
         raise SystemExit(f"ha_bench: the server did not start (log: {logpath})")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
+    return server
 
 
-def bench(client, seconds, args, csv_path=None):
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        cmd = [client, "bench", "--port", str(SERVER_PORT), "--duration", str(seconds), "--warmup", "1",
-               "--no-progress", "--accounts", "200", "--symbols", "20", "--json", out.name, *args]
-        if csv_path:
-            cmd += ["--csv", csv_path]
-        run(cmd, stdout=subprocess.DEVNULL)
-        return json.load(open(out.name))["repetitions"][0]
+def bench(client, seconds, args):
+    return harness.bench(client, SERVER_PORT, "--duration", str(seconds), "--warmup", "1", *args)
 
 
 def throughput(args, url_for):
@@ -152,11 +125,11 @@ def throughput(args, url_for):
         for config in ("single", "sync", "async"):
             url = url_for(config)
             for wname, wargs in WORKLOADS:
-                server = Server(server_bin, url, os.path.join(args.logs, f"server-{config}.log"))
+                server = start_server(server_bin, url, os.path.join(args.logs, f"server-{config}.log"))
                 try:
                     rep = bench(client, args.seconds, wargs)
                 finally:
-                    server.stop()
+                    server.close()
                 row = (rep["throughput_items_ps"], rep["latency_ms"]["p99"],
                        rep["error_replies"] + rep["connection_errors"])
                 results.setdefault((config, wname), []).append(row)
@@ -170,10 +143,10 @@ def failover_once(args, url, n):
     server_bin = os.path.join(args.build_dir, "bin", "exchange-server")
     csv_path = os.path.join(args.logs, f"failover-{n}.csv")
     server_log = os.path.join(args.logs, f"server-failover-{n}.log")
-    server = Server(server_bin, url, server_log)
+    server = start_server(server_bin, url, server_log)
     duration = args.kill_after + 15
-    cmd = [client, "bench", "--port", str(SERVER_PORT), "--duration", str(duration), "--warmup", "0",
-           "--no-progress", "--accounts", "200", "--symbols", "20", "--clients", "16", "--csv", csv_path]
+    cmd = bench_command(client, SERVER_PORT, "--duration", str(duration), "--warmup", "0", "--clients", "16",
+                        "--csv", csv_path)
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
         time.sleep(args.kill_after)
@@ -181,7 +154,7 @@ def failover_once(args, url, n):
         if proc.wait() != 0:
             raise SystemExit(f"ha_bench: the bench failed during failover {n}")
     finally:
-        code = server.stop()
+        code = server.close()
     ok_ends, errors, total = [], 0, 0
     with open(csv_path) as f:
         for row in csv.DictReader(f):
@@ -220,13 +193,13 @@ def main():
         if args.keep:
             return
         subprocess.run([HA, "down", HA_DIR], stdout=subprocess.DEVNULL)
-        subprocess.run([LOCAL_PG, "stop", SINGLE_DIR], stdout=subprocess.DEVNULL)
+        local_pg("stop", SINGLE_DIR, check=False, show_errors=True)
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     failovers = []
     try:
         log("starting the single node and the HA cluster")
-        single = last_line(run([LOCAL_PG, "start", SINGLE_DIR, str(SINGLE_PORT)], capture_output=True).stdout)
+        single = local_pg("start", SINGLE_DIR, SINGLE_PORT)
         ha_up("on")
         mode = {"current": "on"}
 
@@ -264,8 +237,7 @@ def main():
 
 
 def print_throughput(args, results):
-    cpu = open("/proc/cpuinfo").read().split("model name")[1].split(":")[1].splitlines()[0].strip()
-    print(f"\nHA benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores ({cpu}), "
+    print(f"\nHA benchmark, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores ({cpu_model()}), "
           f"{args.seconds:g} s per case, {args.rounds} rounds (median, [min-max])\n")
     print("| workload | PostgreSQL | orders/s | p99 ms | vs single |")
     print("|---|---|---|---|---|")

@@ -55,20 +55,16 @@ import os
 import platform
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
+from harness import (ROOT, Server, bench, cpu_model, free_port, metrics, process_cpu_s, start_local_pg,
+                     stop_local_pg)
 from wire import request
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "writeup"))
-from study.procs import start_local_pg, stop_local_pg  # noqa: E402
 
 PG_DIR = os.path.join(ROOT, ".local", "takeover-bench-pg")
 PG_PORT = 25889
@@ -76,18 +72,8 @@ ACCOUNTS = 1000
 SYMBOLS = 10
 
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
 def log(msg):
     print(f"takeover_bench: {msg}", file=sys.stderr, flush=True)
-
-
-def free_port():
-    # Other jobs on a shared machine may hold any fixed port.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def psql(db, query):
@@ -99,66 +85,29 @@ def psql(db, query):
     return done.stdout.strip()
 
 
-class Server:
-    """One exchange-server process on a fixed trading port and admin port."""
-
-    def __init__(self, binary, db, port, admin, log_file):
-        self.binary, self.db, self.port, self.admin, self.log_file = binary, db, port, admin, log_file
-        self.proc = None
-
-    def start(self, *extra, nice=0):
-        self.proc = subprocess.Popen(["nice", "-n", str(nice)] * bool(nice) + [
-                                      self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
-                                      "--db", self.db, "--admin-port", str(self.admin), *extra],
-                                     stdout=self.log_file, stderr=self.log_file)
-        self.launched = time.monotonic()
-
-    def wait_accepting(self, seconds=120):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"takeover_bench: the server on port {self.port} exited; see "
-                                 f"{self.log_file.name}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.01)
+def wait_accepting(server, seconds=120):
+    """Until `server` accepts connections on its trading port; exits the script if it ends or
+    does not within `seconds`."""
+    if not server.wait_listening(seconds, pause=0.01):
+        if not server.alive():
+            raise SystemExit(f"takeover_bench: the server on port {server.port} exited; see "
+                             f"{server.log_path}")
         raise SystemExit("takeover_bench: the server did not start")
 
-    def healthz(self):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.admin}/healthz", timeout=2) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
-        except OSError:
-            return 0, ""
 
-    def wait_following(self, seconds=120):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"takeover_bench: the standby on port {self.port} exited; see "
-                                 f"{self.log_file.name}")
-            status, body = self.healthz()
-            if status == 503 and "standby: following" in body:
-                return
-            time.sleep(0.02)
-        raise SystemExit("takeover_bench: the standby did not start following")
-
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+def wait_following(server, seconds=120):
+    """Until the standby `server` says on /healthz that it follows the journal (503, "standby:
+    following"); exits the script if it ends or does not within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not server.alive():
+            raise SystemExit(f"takeover_bench: the standby on port {server.port} exited; see "
+                             f"{server.log_path}")
+        status, body = server.healthz()
+        if status == 503 and "standby: following" in body:
+            return
+        time.sleep(0.02)
+    raise SystemExit("takeover_bench: the standby did not start following")
 
 
 class Load:
@@ -257,7 +206,7 @@ def wait_answer(load, t, port, seconds=60):
 
 def build_book(server, db, n):
     server.start("--reset")
-    server.wait_accepting()
+    wait_accepting(server)
     # One request per symbol (each <create> stays within --max-children).
     requests = ["<create>" + "".join(f'<account id="{a}" balance="1000000000"/>'
                                      for a in range(1, ACCOUNTS + 1)) + "</create>"]
@@ -290,12 +239,6 @@ def build_book(server, db, n):
     log(f"wrote {n:,} resting orders into the tables in {time.monotonic() - t0:.1f} s")
 
 
-def process_cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / CLK_TCK
-
-
 def standby_backends_cpu_s(db):
     """CPU seconds so far of the PostgreSQL backends serving a standby's reads
     (application_name exchange-standby), or None where /proc cannot show them (PostgreSQL on
@@ -305,29 +248,6 @@ def standby_backends_cpu_s(db):
         return {pid: process_cpu_s(pid) for pid in pids}
     except OSError:
         return None
-
-
-def scrape(admin):
-    """The server's /metrics as {sample name with labels: value}."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{admin}/metrics", timeout=5) as r:
-        out = {}
-        for line in r.read().decode().splitlines():
-            if line and not line.startswith("#"):
-                name, _, value = line.rpartition(" ")
-                out[name] = float(value)
-        return out
-
-
-def bench(client, port, *extra):
-    """exchange-client bench with the benchmarks' accounts and symbols; its JSON repetition."""
-    command = [client, "bench", "--port", str(port), "--no-progress", "--accounts", "200",
-               "--symbols", "20", *extra]
-    if "--setup-only" in extra:
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        return None
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run(command + ["--json", out.name], check=True, stdout=subprocess.DEVNULL)
-        return json.load(open(out.name))["repetitions"][0]
 
 
 def standby_cost(args, binary, client, db, servers):
@@ -346,13 +266,13 @@ def standby_cost(args, binary, client, db, servers):
             # the book and the tables a round leaves would slow the next one down, and the
             # alternation would turn that drift into a cost.
             active.start("--reset", "--lease-ms", str(args.lease_ms))
-            active.wait_accepting()
+            wait_accepting(active)
             bench(client, active.port, "--setup-only")
             if with_standby:
                 standby.start("--standby", "--lease-ms", str(args.lease_ms),
                               *(["--standby-poll-ms", str(poll)] if poll else []), nice=args.standby_nice)
-                standby.wait_following()
-                sb0 = scrape(standby.admin)["exchange_journal_seq"]
+                wait_following(standby)
+                sb0 = metrics(standby.admin)["exchange_journal_seq"]
                 sb_cpu0 = process_cpu_s(standby.proc.pid)
                 pg0 = standby_backends_cpu_s(db)
             cpu0, t0 = process_cpu_s(active.proc.pid), time.monotonic()
@@ -370,7 +290,7 @@ def standby_cost(args, binary, client, db, servers):
             extra = ""
             if with_standby:
                 time.sleep(0.05)  # its next poll: the lag at the end, not mid-read
-                m = scrape(standby.admin)
+                m = metrics(standby.admin)
                 sb_cpu = process_cpu_s(standby.proc.pid) - sb_cpu0
                 replayed = m["exchange_journal_seq"] - sb0
                 pg1 = standby_backends_cpu_s(db)
@@ -468,19 +388,11 @@ def server_default(binary, flag):
 
 
 def machine():
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
-    return {"nproc": os.cpu_count(), "cpu_model": cpu, "kernel": platform.release(),
+    return {"nproc": os.cpu_count(), "cpu_model": cpu_model(), "kernel": platform.release(),
             "git_commit": commit + ("-dirty" if dirty else "")}
 
 
@@ -583,21 +495,24 @@ def main():
         db, pg_started = start_local_pg(PG_DIR, args.pg_port)
         log(f"PostgreSQL in {os.path.relpath(PG_DIR, ROOT)} (port {args.pg_port}): "
             + ("started by this run, stopped at its end" if pg_started else "already running, used and left running"))
-    logs = [tempfile.NamedTemporaryFile(prefix=f"takeover_bench_{x}_", suffix=".log", delete=False)
-            for x in "ab"]
-    servers = [Server(binary, db, free_port(), free_port(), logs[i]) for i in range(2)]
+    servers = []
+    for x in "ab":
+        fd, log_path = tempfile.mkstemp(prefix=f"takeover_bench_{x}_", suffix=".log")
+        os.close(fd)
+        servers.append(Server(binary, db, free_port(), free_port(), log_path))
+    logs = [s.log_path for s in servers]
     load = None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))
     try:
         if args.cost_only:
             log(f"the standby's cost: {args.cost_rounds} + {args.cost_rounds} rounds (logs: "
-                f"{logs[0].name}, {logs[1].name})")
+                f"{logs[0]}, {logs[1]})")
             result["cost"] = standby_cost(args, binary, client, db, servers)
             result["load1_end"] = os.getloadavg()[0]
             print(cost_summary(result["cost"]))
             write_json(args.json, result)
             return 0
-        log(f"building the book: {args.orders:,} resting orders (logs: {logs[0].name}, {logs[1].name})")
+        log(f"building the book: {args.orders:,} resting orders (logs: {logs[0]}, {logs[1]})")
         build_book(servers[0], db, args.orders)
         acked = []
 
@@ -605,7 +520,7 @@ def main():
         restarts = []
         a = servers[0]
         a.start("--lease-ms", str(args.lease_ms))
-        a.wait_accepting()
+        wait_accepting(a)
         load = Load([a.port], args.clients)
         for r in range(args.restarts):
             time.sleep(args.load_seconds)
@@ -625,9 +540,9 @@ def main():
         taken = {s.port: 0 for s in servers}  # takeover lines already in each one's log
         active, standby = servers
         active.start("--lease-ms", str(args.lease_ms))
-        active.wait_accepting()
+        wait_accepting(active)
         standby.start("--standby", "--lease-ms", str(args.lease_ms))
-        standby.wait_following()
+        wait_following(standby)
         load = Load([s.port for s in servers], args.clients)
         for k in range(args.takeovers):
             time.sleep(args.load_seconds)
@@ -635,7 +550,7 @@ def main():
             active.kill()
             took = wait_answer(load, killed, standby.port)
             takeovers.append(took)
-            server_side = takeover_log_ms(standby.log_file.name, taken[standby.port])
+            server_side = takeover_log_ms(standby.log_path, taken[standby.port])
             taken[standby.port] += 1
             if server_side:
                 server_sides.append(server_side)
@@ -644,7 +559,7 @@ def main():
             log(f"takeover {k + 1}/{args.takeovers}: kill to first answered request {took * 1000:.0f} ms{side}")
             # The killed one comes back as the standby of the new leader.
             active.start("--standby", "--lease-ms", str(args.lease_ms))
-            active.wait_following()
+            wait_following(active)
             active, standby = standby, active
 
         if args.pauses:
@@ -668,7 +583,7 @@ def main():
                 raise SystemExit(f"takeover_bench: the paused server exited {code}, not 4")
             taken[standby.port] += 1
             active.start("--standby", "--lease-ms", str(args.lease_ms))
-            active.wait_following()
+            wait_following(active)
             active, standby = standby, active
         load.stop()
         acked += load.acked
