@@ -5,7 +5,7 @@ The scripts are run as `python3 scripts/X.py`, so Python puts scripts/ first on 
 they `import harness` as a sibling module (as they import wire). Some of what is here lives in
 writeup/study/procs.py, which the study's sweep uses too, and is re-exported from there: the
 Reaper, stop_process, free_port (ports 24000-24999, the range agreed with the other engineers),
-start_local_pg and stop_local_pg.
+start_local_pg and stop_local_pg; and study/machine.py's cpu_model.
 """
 import json
 import os
@@ -17,6 +17,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "writeup"))
+from study.machine import cpu_model  # noqa: E402
 from study.procs import Reaper, free_port, start_local_pg, stop_local_pg, stop_process  # noqa: E402
 
 __all__ = ["ROOT", "LOCAL_PG", "BENCH_WORKLOAD", "Reaper", "free_port", "start_local_pg", "stop_local_pg",
@@ -198,15 +199,3 @@ def process_cpu_s(pid):
     with open(f"/proc/{pid}/stat") as f:
         rest = f.read().rsplit(")", 1)[1].split()
     return (int(rest[11]) + int(rest[12])) / CLK_TCK
-
-
-def cpu_model():
-    """The CPU's model name from /proc/cpuinfo, "?" if it has none."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "?"
