@@ -9,7 +9,8 @@ namespace protocol {
 // Each limit refuses the whole request, before any Command is built for it, with an error
 // that names the flag: nothing over a limit is ever applied or journaled, so a replay parses
 // the journal without them (an operator may change them between runs). The server's come from
-// its settings (protocol/parse_settings.cpp) through app::HandlerLimits; a default-made value holds the defaults.
+// its settings (protocol/parse_settings.cpp) through app::HandlerLimits; a default-made value holds
+// the defaults.
 struct ParseLimits {
   // Element children of <create> or <transactions>, each <symbol>'s children counted too
   // (they become a reply each).
