@@ -14,7 +14,7 @@
 namespace app {
 
 DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
-                             const store::StopFlag& stop, std::function<void()> on_commit)
+                             const util::StopFlag& stop, std::function<void()> on_commit)
     : options_(std::move(options)),
       metrics_(metrics),
       stop_(stop),

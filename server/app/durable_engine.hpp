@@ -9,7 +9,7 @@
 //     projection, then the journal after it) before anything else is served;
 //   - the projection lags the journal by at most max_projection_rows rows, so a restart
 //     replays a bounded journal and queued effects take bounded memory;
-//   - once another server took over the database (fenced: store/writer_lock.hpp), nothing more
+//   - once another server took over the database (fenced: leadership/writer_lock.hpp), nothing more
 //     is written or served, and on_fenced tells the process to step down.
 // It knows nothing of XML or sockets: it takes parsed commands and hands back results.
 #include <atomic>
@@ -36,7 +36,7 @@
 #include "store/database.hpp"
 #include "store/order_archive.hpp"
 #include "store/projector.hpp"
-#include "store/stop_flag.hpp"
+#include "util/stop_flag.hpp"
 
 namespace app {
 
@@ -69,12 +69,12 @@ struct DurableEngineOptions {
   std::chrono::milliseconds projection_gather = store::Projector::kDefaultGather;
   // Test aid: holds every projection write back this long (0 in production).
   std::chrono::milliseconds projector_delay{0};
-  // The writer epoch this process was given (store::WriterLock::begin_epoch): every journal
+  // The writer epoch this process was given (leadership::WriterLock::begin_epoch): every journal
   // append and projection write must find it.
   std::int64_t writer_epoch = 0;
   // Runs once, on whichever thread found out, when another server took over the database.
   std::function<void()> on_fenced;
-  // Whether this server's writer lease still holds (store::WriterLock::lease_valid); while it
+  // Whether this server's writer lease still holds (leadership::WriterLock::lease_valid); while it
   // does not, every request is answered "unavailable" at once, reads included: a standby may
   // be taking over. Empty: always. Called for every request: must be cheap.
   std::function<bool()> lease_valid;
@@ -98,7 +98,7 @@ class DurableEngine {
   using Prepare = std::function<std::string(const protocol::Result&)>;
 
   // `on_commit` runs after each successful commit (health: the database answered).
-  DurableEngine(DurableEngineOptions options, Metrics& metrics, const store::StopFlag& stop,
+  DurableEngine(DurableEngineOptions options, Metrics& metrics, const util::StopFlag& stop,
                 std::function<void()> on_commit = nullptr);
   ~DurableEngine();
   DurableEngine(const DurableEngine&) = delete;
@@ -163,7 +163,7 @@ class DurableEngine {
 
   DurableEngineOptions options_;
   Metrics& metrics_;
-  const store::StopFlag& stop_;
+  const util::StopFlag& stop_;
   std::function<void()> on_commit_;
   market::Engine engine_;
   // Exclusive for changes, shared for read-only requests; a reload holds it exclusively.

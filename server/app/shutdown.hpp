@@ -19,7 +19,7 @@
 #include <mutex>
 #include <thread>
 
-#include "store/stop_flag.hpp"
+#include "util/stop_flag.hpp"
 
 namespace app {
 
@@ -40,7 +40,7 @@ class Shutdown {
   Shutdown& operator=(const Shutdown&) = delete;
 
   // Raised at the first signal.
-  const store::StopFlag& stop_flag() const { return stop_; }
+  const util::StopFlag& stop_flag() const { return stop_; }
   // The actions, set once everything they touch exists. If a signal came first, on_signal
   // runs at once. `on_reload` runs at each SIGHUP until the first stop signal.
   void set_actions(std::function<void()> on_signal, std::function<void()> on_grace_over,
@@ -61,7 +61,7 @@ class Shutdown {
 
   std::chrono::milliseconds grace_, hard_margin_;
   sigset_t signals_;
-  store::StopFlag stop_;
+  util::StopFlag stop_;
   std::mutex mutex_;  // held while an action runs, so finished() waits for it
   std::condition_variable wake_;
   std::function<void()> on_signal_, on_grace_over_, on_reload_;

@@ -17,7 +17,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-Standby::Standby(StandbyOptions options, const store::StopFlag& stop)
+Standby::Standby(StandbyOptions options, const util::StopFlag& stop)
     : options_(std::move(options)), stop_(stop), closed_(options_.closed_orders_cached) {}
 
 Standby::~Standby() { stop(); }

@@ -27,7 +27,7 @@
 #include "market/engine.hpp"
 #include "store/database.hpp"
 #include "store/deferred_effects.hpp"
-#include "store/stop_flag.hpp"
+#include "util/stop_flag.hpp"
 
 namespace app {
 
@@ -63,7 +63,7 @@ struct Followed {
 
 class Standby {
  public:
-  Standby(StandbyOptions options, const store::StopFlag& stop);
+  Standby(StandbyOptions options, const util::StopFlag& stop);
   ~Standby();
   Standby(const Standby&) = delete;
   Standby& operator=(const Standby&) = delete;
@@ -103,8 +103,8 @@ class Standby {
   store::Database& db();
 
   StandbyOptions options_;
-  const store::StopFlag& stop_;  // the process's
-  store::StopFlag following_stop_;
+  const util::StopFlag& stop_;  // the process's
+  util::StopFlag following_stop_;
   std::unique_ptr<store::Database> db_;  // the following thread's (then take_over()'s)
 
   mutable std::mutex mutex_;  // guards engine_, closed_, unprojected_

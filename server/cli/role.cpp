@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "leadership/takeover.hpp"
 #include "protocol/render.hpp"
 #include "serving/reply_errors.hpp"
 #include "store/batch_writer.hpp"
@@ -37,10 +38,11 @@ StandbyRole::StandbyRole(const ServeOptions& options, const MakeFollower& follow
   // Queued first: if the active server dies while the state loads, the lock is ours already.
   for (int attempt = 1;; ++attempt) {
     try {
-      lock_ = std::make_unique<store::WriterLock>(
-          store::WriterLock::Options{options.serving.db, options.program, options.writer_lock_wait,
-                                     options.db_timeout, options.lease},
-          store::WriterLock::Queue{});
+      lock_ = std::make_unique<leadership::WriterLock>(
+          leadership::WriterLock::Options{options.serving.db, options.program,
+                                          options.writer_lock_wait, options.db_timeout,
+                                          options.lease},
+          leadership::WriterLock::Queue{});
       break;
     } catch (const std::exception& e) {
       if (attempt >= std::max(1, options.db_wait_seconds) || shutdown.stop_flag().requested())
@@ -127,45 +129,9 @@ void StandbyRole::run() {
 }
 
 bool StandbyRole::wait_for_lock() {
-  // The lease is judged often enough that a paused server is replaced soon after it expires.
-  const auto check_every = std::clamp(options_.lease / 10, std::chrono::milliseconds(50),
-                                      std::chrono::milliseconds(500));
-  auto next_check = Clock::now();
-  std::string last_error;
-  bool holding_back = false;  // said so once per outage
-  for (;;) {
-    if (stopping_.requested() || shutdown_.stop_flag().requested()) return false;
-    try {
-      // Returns as soon as PostgreSQL grants it: the wait only bounds how soon a stop is seen.
-      if (lock_->granted_within(std::chrono::milliseconds(20))) return true;
-      if (Clock::now() >= next_check) {
-        next_check = Clock::now() + check_every;
-        if (auto ended = lock_->end_expired_holder())
-          EXCHANGE_LOG(warn) << "takeover: " << *ended << "; the writer lock comes next";
-      }
-      if (!last_error.empty()) EXCHANGE_LOG(info) << "standby: queued for the writer lock again";
-      last_error.clear();
-    } catch (const std::exception& e) {
-      if (last_error != e.what())
-        EXCHANGE_LOG(warn) << "standby: waiting for the writer lock failed: " << e.what()
-                           << "; queueing again every second";
-      last_error = e.what();
-      stopping_.sleep_for(std::chrono::seconds(1));
-      try {
-        // Its session broke: so, most likely, did the holder's (PostgreSQL restarted or
-        // failed over). The holder gets the first chance to take the lock back.
-        if (auto wait = lock_->hold_back_queueing()) {
-          if (!holding_back) EXCHANGE_LOG(info) << "standby: not queueing yet: " << *wait;
-          holding_back = true;
-        } else {
-          lock_->queue_again();
-          holding_back = false;
-        }
-      } catch (const std::exception&) {
-        // Still away: the next round says so if the reason changes.
-      }
-    }
-  }
+  return leadership::wait_for_lock(
+      *lock_, [this] { return stopping_.requested() || shutdown_.stop_flag().requested(); },
+      stopping_);
 }
 
 void StandbyRole::take_over(Clock::time_point granted) {
@@ -190,7 +156,7 @@ void StandbyRole::take_over(Clock::time_point granted) {
   while (!service) {
     if (stopping_.requested() || shutdown_.stop_flag().requested()) return;
     try {
-      store::WriterLock* lock = lock_.get();
+      leadership::WriterLock* lock = lock_.get();
       service = follower_->take_over(epoch, [lock] { return lock->lease_valid(); });
     } catch (const std::exception& e) {
       if (last_error != e.what())

@@ -23,8 +23,8 @@
 #include <thread>
 
 #include "cli/serve.hpp"
-#include "store/stop_flag.hpp"
-#include "store/writer_lock.hpp"
+#include "leadership/writer_lock.hpp"
+#include "util/stop_flag.hpp"
 
 namespace cli {
 
@@ -99,8 +99,8 @@ class StandbyRole final : public Service {
   const ServeOptions& options_;
   app::Shutdown& shutdown_;
   app::Metrics& metrics_;
-  store::StopFlag stopping_;
-  std::unique_ptr<store::WriterLock> lock_;
+  util::StopFlag stopping_;
+  std::unique_ptr<leadership::WriterLock> lock_;
   std::unique_ptr<Follower> follower_;
   RoleHandler handler_;
   std::mutex mutex_;

@@ -12,7 +12,7 @@
 #include "schema_sql.hpp"
 #include "store/batch_writer.hpp"
 #include "store/connection_bounds.hpp"
-#include "store/writer_lock.hpp"
+#include "leadership/writer_lock.hpp"
 #include "util/log.hpp"
 
 namespace cli {
@@ -151,12 +151,12 @@ int serve(ServeOptions options, const MakeService& make, const MakeFollower& fol
   try {
     app::Metrics metrics;
     FenceRelay relay(shutdown);
-    std::unique_ptr<store::WriterLock> writer_lock;
+    std::unique_ptr<leadership::WriterLock> writer_lock;
     std::unique_ptr<Service> service;
     // The keeper calls into the service: it ends before the service is destroyed, also on the
     // way out of an exception.
     struct StopKeeper {
-      std::unique_ptr<store::WriterLock>& lock;
+      std::unique_ptr<leadership::WriterLock>& lock;
       ~StopKeeper() {
         if (lock) lock->stop_keeping();
       }
@@ -169,8 +169,8 @@ int serve(ServeOptions options, const MakeService& make, const MakeFollower& fol
                                              &shutdown.stop_flag(), options.db_timeout);
       // One writer per database, before anything is read or written (a second server is
       // refused here, without touching the database); held until the process exits.
-      writer_lock = std::make_unique<store::WriterLock>(
-          store::WriterLock::Options{options.serving.db, options.program, options.writer_lock_wait,
+      writer_lock = std::make_unique<leadership::WriterLock>(
+          leadership::WriterLock::Options{options.serving.db, options.program, options.writer_lock_wait,
                                      options.db_timeout, options.lease},
           &shutdown.stop_flag());
       warn_if_superuser(*setup);
@@ -184,7 +184,7 @@ int serve(ServeOptions options, const MakeService& make, const MakeFollower& fol
         setup->reset();
         EXCHANGE_LOG(info) << options.reset_note;
       }
-      store::WriterLock* lock = writer_lock.get();
+      leadership::WriterLock* lock = writer_lock.get();
       service = make(Startup{options, *setup, epoch, shutdown, metrics,
                              [lock] { return lock->lease_valid(); }});
       setup.reset();

@@ -56,7 +56,7 @@ struct ServeOptions {
   int db_wait_seconds = 30;  // --db-wait
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   std::chrono::milliseconds writer_lock_wait{5000};
-  std::chrono::milliseconds lease{5000};  // --lease-ms: the writer's lease (store/writer_lock.hpp)
+  std::chrono::milliseconds lease{5000};  // --lease-ms: the writer's lease (leadership/writer_lock.hpp)
   bool standby = false;                   // --standby: follow, take over (cli/role.hpp)
   std::chrono::milliseconds shutdown_grace{10000};
   // Of the trading port; the budget comes from max_buffered_bytes.
@@ -102,7 +102,7 @@ struct Startup {
   std::int64_t writer_epoch;    // this process's, begun
   app::Shutdown& shutdown;      // step_down() when fenced
   app::Metrics& metrics;        // the process's; the Service clears what it set before it goes
-  // Whether the writer lease still holds (store::WriterLock::lease_valid). Any thread, cheap.
+  // Whether the writer lease still holds (leadership::WriterLock::lease_valid). Any thread, cheap.
   std::function<bool()> lease_valid;
 };
 

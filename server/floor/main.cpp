@@ -10,7 +10,7 @@
 //
 // It writes the server's `journal` table (the same schema, the same statement), so it needs a
 // database of its own: it refuses one that holds an exchange's state. Like the server it takes
-// the database's writer lock and epoch (store/writer_lock.hpp), so its appends carry the same
+// the database's writer lock and epoch (leadership/writer_lock.hpp), so its appends carry the same
 // fence and a second floor on its database is refused. Flags: --port, --bind, --db (or
 // $DATABASE_URL), --concurrency, --threads, --reset, --log-level, --help. SIGINT/SIGTERM: stop
 // accepting, let in-flight requests commit (10 s), exit 0 (3 if some had to be failed; 4 if

@@ -39,7 +39,7 @@ void BatchWriter::write(const std::vector<JournalEntry>& entries, std::uint64_t 
                         entries.empty() ? 0 : entries.back().seq};
   {
     std::lock_guard<std::mutex> lock(fenced_mutex_);
-    if (!fenced_.empty()) throw Fenced(fenced_);
+    if (!fenced_.empty()) throw leadership::Fenced(fenced_);
   }
   if (abandoned_) throw std::runtime_error("the server is shutting down; not written");
   bool connected = false;
@@ -57,7 +57,7 @@ void BatchWriter::write(const std::vector<JournalEntry>& entries, std::uint64_t 
     db_->write_journal(entries, mark, epoch_);
     // The watchdog may have fired just as the commit returned: the next batch reconnects.
     if (!db_->usable()) db_.reset();
-  } catch (const Fenced& e) {
+  } catch (const leadership::Fenced& e) {
     // PostgreSQL answered, and the statement wrote nothing: not an unknown outcome.
     fence(e.what());
     db_.reset();
@@ -95,13 +95,13 @@ bool BatchWriter::committed_after_all(const CommitMark& mark, const Backend& old
       // not a failure to recover from by reloading.
       const WriterEpoch now = db.writer_epoch();
       if (now.epoch != epoch_) {
-        Fenced fenced("another server took over the database (" + now.describe() +
-                      "; ours was epoch " + std::to_string(epoch_) + ")");
+        leadership::Fenced fenced("another server took over the database (" + now.describe() +
+                                  "; ours was epoch " + std::to_string(epoch_) + ")");
         fence(fenced.what());
         throw fenced;
       }
       return false;
-    } catch (const Fenced&) {
+    } catch (const leadership::Fenced&) {
       throw;
     } catch (const std::exception& e) {
       if (last_error != e.what() && std::chrono::steady_clock::now() < deadline)
@@ -116,7 +116,7 @@ bool BatchWriter::committed_after_all(const CommitMark& mark, const Backend& old
 }
 
 std::unique_ptr<Database> connect_with_retry(const std::string& conninfo, int seconds,
-                                             const StopFlag* stop,
+                                             const util::StopFlag* stop,
                                              std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   std::string last_error;

@@ -9,7 +9,7 @@
 // it was, so clients are never told "not applied" about a committed request. A commit that gets
 // no answer within the database timeout counts as a broken connection (the watchdog closes it).
 //
-// Every write carries the writer epoch this process was given (store/writer_lock.hpp): one that
+// Every write carries the writer epoch this process was given (leadership/writer_lock.hpp): one that
 // finds another epoch in place throws Fenced, and so does every write after it, without
 // asking PostgreSQL again.
 #include <atomic>
@@ -23,7 +23,7 @@
 #include "store/batcher.hpp"
 #include "store/database.hpp"
 #include "store/journal.hpp"
-#include "store/stop_flag.hpp"
+#include "util/stop_flag.hpp"
 
 namespace store {
 
@@ -75,7 +75,7 @@ class BatchWriter {
 // is up or a stop was requested. Logs the first failure and each change of reason, not every
 // retry.
 std::unique_ptr<Database> connect_with_retry(const std::string& conninfo, int seconds,
-                                             const StopFlag* stop = nullptr,
+                                             const util::StopFlag* stop = nullptr,
                                              std::chrono::milliseconds timeout = kDefaultDbTimeout);
 
 }  // namespace store

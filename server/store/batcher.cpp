@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "store/fenced.hpp"
+#include "leadership/fencing.hpp"
 #include "util/log.hpp"
 
 namespace store {
@@ -204,7 +204,7 @@ void Batcher::run() {
     if (outcome == CommitResult::Committed) {
       try {
         write_(batch, ticket);
-      } catch (const Fenced& e) {
+      } catch (const leadership::Fenced& e) {
         // Not logged here: `recover` says it once, as the reason the process steps down.
         std::lock_guard<std::mutex> lock(mutex_);
         fenced_ = true;

@@ -46,7 +46,7 @@ enum class CommitResult {
   Committed,   // durable
   NotApplied,  // certainly not stored (its batch failed, or was never written)
   Unknown,     // the connection broke during its commit and PostgreSQL stayed unreachable
-  Fenced,      // not stored: another server took over the database (store/fenced.hpp)
+  Fenced,      // not stored: another server took over the database (leadership/fencing.hpp)
 };
 
 // How a busy group commit lets its next batch fill before writing it. Each commit costs

@@ -16,8 +16,8 @@
 
 #include <pqxx/connection>
 
+#include "leadership/fencing.hpp"
 #include "market/engine.hpp"
-#include "store/fenced.hpp"
 #include "store/journal.hpp"
 #include "store/projection_rows.hpp"
 
@@ -47,7 +47,7 @@ struct CommitMark {
   std::int64_t seq = 0;
 };
 
-// The row of writer_epoch: whose turn it is to write this database (store/writer_lock.hpp).
+// The row of writer_epoch: whose turn it is to write this database (leadership/writer_lock.hpp).
 struct WriterEpoch {
   std::int64_t epoch = 0;
   std::string holder;  // who bumped it
@@ -169,7 +169,7 @@ class Database {
   auto bounded(const char* what, std::chrono::milliseconds limit, Call&& call);
   // The error for a write that found writer_epoch moved on from `ours`: names the writer now
   // in charge when that can still be read.
-  Fenced fenced(std::int64_t ours);
+  leadership::Fenced fenced(std::int64_t ours);
 
   std::unique_ptr<pqxx::connection> conn_;
   std::chrono::milliseconds timeout_;

@@ -15,7 +15,7 @@
 //      new leader's takeover sees every row of it or none, and finds what holds it up (a
 //      paused old leader's projector keeps the rows it appended locked, and the new leader
 //      appends the same ids) among the bump's blockers, which it ends
-//      (store/writer_lock.cpp);
+//      (leadership/writer_lock.cpp);
 //   2. COPY of the orders after the largest stored id, each with the ids of its executions
 //      (orders.execution_ids: how an order's fills are found, with no index on executions'
 //      order columns), and of the executions after the largest stored id, kRowsPerStep rows

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "leadership/fencing.hpp"
+#include "leadership/session_names.hpp"
 #include "store/database.hpp"
-#include "store/fenced.hpp"
 #include "util/log.hpp"
 
 namespace store {
@@ -114,7 +115,7 @@ Projector::Failures Projector::failures() const {
 
 void Projector::connect() {
   db_ = std::make_unique<Database>(conninfo_, timeout_);
-  db_->set_application_name(kApplicationName);
+  db_->set_application_name(leadership::kProjectorSession);
   db_->prepare_writes();
   if (end_backend_) {
     // Until it is gone, the statement cut off may still be running (and holding locks).
@@ -162,7 +163,7 @@ bool Projector::write(const ProjectionRows& rows, std::int64_t through_seq,
       std::lock_guard<std::mutex> lock(mutex_);
       failures_.in_a_row = 0;
       return true;
-    } catch (const Fenced& e) {
+    } catch (const leadership::Fenced& e) {
       fenced(e.what());
       return false;
     } catch (const std::exception& e) {
@@ -236,7 +237,7 @@ void Projector::trim_journal(std::int64_t projected_through) {
     trimmed_through_ = through;
     EXCHANGE_LOG(debug) << "journal trimmed through seq " << through << " (" << deleted
                         << " entries deleted)";
-  } catch (const Fenced& e) {
+  } catch (const leadership::Fenced& e) {
     fenced(e.what());
   } catch (const std::exception& e) {
     if (backend_.pid != 0) end_backend_ = true;

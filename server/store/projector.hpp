@@ -15,7 +15,7 @@
 // is bounded by whoever feeds it: app::DurableEngine pauses its commits while the projection lags
 // too far (wait_pending_below), and so does a start-up or reload replay.
 //
-// Its writes carry the writer epoch (store/writer_lock.hpp). Once one is fenced (another
+// Its writes carry the writer epoch (leadership/writer_lock.hpp). Once one is fenced (another
 // server took over the database), or fence() is called, it never writes again: a stale
 // projector would overwrite the new writer's rows with old final values. Whatever is queued
 // then is dropped and every wait returns.
@@ -43,10 +43,6 @@ class Projector {
   // Rows merged into one write at most (each COPY of it holds at most Database::kRowsPerStep
   // rows, each statement Database::kRowsPerPace per table): about a second of projection here.
   static constexpr std::size_t kMaxRowsPerWrite = 100000;
-  // Its PostgreSQL session's application_name: how a new leader finds an earlier writer's
-  // projection write holding up its takeover (store/writer_lock.cpp), and how tests and
-  // scripts/profile.py tell its backend apart.
-  static constexpr const char* kApplicationName = "exchange-projector";
   // How long queued effects gather before a write by default (unless kMaxRowsPerWrite are
   // queued, or no batch came for kQuietFor): under load the projection trails the journal by
   // about this much plus one write.

@@ -20,15 +20,15 @@ WriterEpoch Database::writer_epoch() {
   });
 }
 
-Fenced Database::fenced(std::int64_t ours) {
+leadership::Fenced Database::fenced(std::int64_t ours) {
   std::string who;
   try {
     who = writer_epoch().describe();
   } catch (const std::exception& e) {
     who = std::string("who it is could not be read: ") + e.what();
   }
-  return Fenced("another server took over the database (" + who + "; ours was epoch " +
-                std::to_string(ours) + ")");
+  return leadership::Fenced("another server took over the database (" + who + "; ours was epoch " +
+                            std::to_string(ours) + ")");
 }
 
 }  // namespace store

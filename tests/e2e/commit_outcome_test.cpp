@@ -118,9 +118,9 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing stored, no
     auto conn = connect_database();
     pqxx::nontransaction(conn).exec("UPDATE writer_epoch SET epoch = epoch + 1, holder = 'test'");
   }
-  CHECK_THROWS_AS(writer.write(account_batch(2, "990032"), 2), store::Fenced);
+  CHECK_THROWS_AS(writer.write(account_batch(2, "990032"), 2), leadership::Fenced);
   // And for good: not even asked again.
-  CHECK_THROWS_AS(writer.write(account_batch(3, "990033"), 3), store::Fenced);
+  CHECK_THROWS_AS(writer.write(account_batch(3, "990033"), 3), leadership::Fenced);
   CHECK(journal_seqs() == "1");
   store::Database db(database_url());
   CHECK(query_value("SELECT count(*) FROM journal WHERE writer IS NOT NULL") == "1");
@@ -128,7 +128,7 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing stored, no
   // The projection is fenced by that too (its own fence, projection_position.epoch, is moved
   // by this version's bump: projector_test).
   db.prepare_writes();
-  CHECK_THROWS_AS(db.project(account_rows("990034"), 2, epoch), store::Fenced);
+  CHECK_THROWS_AS(db.project(account_rows("990034"), 2, epoch), leadership::Fenced);
   CHECK(query_value("SELECT count(*) FROM accounts WHERE id = '990034'") == "0");
   CHECK(query_value("SELECT seq FROM projection_position") == "0");
 }

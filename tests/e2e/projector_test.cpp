@@ -223,7 +223,7 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing written, o
   });
   projector.start();
   {
-    // What a new writer's bump does (store/writer_lock.cpp): the projection's fence moves too.
+    // What a new writer's bump does (leadership/writer_lock.cpp): the projection's fence moves too.
     auto conn = connect_database();
     pqxx::nontransaction(conn).exec(
         "WITH bumped AS ("

@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The writer lock in pg_locks: the advisory lock on store::WriterLock::kKey, a bigint that
+// The writer lock in pg_locks: the advisory lock on leadership::WriterLock::kKey, a bigint that
 // pg_locks splits into classid (high half) and objid (low half).
 const std::string kWriterLock =
     "locktype = 'advisory' AND classid = 1163412296 AND objid = 1465010516 AND objsubid = 1";

@@ -17,13 +17,17 @@ import sys
 # it serves only through serving/ (a Handler and a MetricsSink), so it builds without the
 # exchange's state, the store or libpqxx; net hands payloads to a dispatch function and knows
 # nothing of app; store keeps request bytes as received and knows nothing of protocol; auth
-# (principals, keys, the logon throttle) sits just above util, so net and app may both ask it.
+# (principals, keys, the logon throttle) sits just above util, so net and app may both ask it;
+# leadership (the writer lock, lease, fencing token, takeover) sits on util and libpq alone, and
+# store's writes carry its fencing token.
 PQ = {"PkgConfig::PQXX", "PkgConfig::PQ"}
 MUST_NOT_REACH = {
     "util": {"market", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
     "auth": {"market", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
     "market": {"protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
     "protocol": {"store", "serving", "app", "net", "concurrency"} | PQ,
+    "leadership": {"market", "protocol", "store", "serving", "app", "net", "concurrency",
+                   "PkgConfig::PQXX"},
     "store": {"protocol", "serving", "app", "net", "concurrency"},
     "serving": {"market", "protocol", "store", "app", "net", "concurrency"} | PQ,
     "app": {"net", "concurrency"},

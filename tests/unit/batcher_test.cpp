@@ -18,7 +18,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "store/fenced.hpp"
+#include "leadership/fencing.hpp"
 
 namespace {
 
@@ -41,7 +41,7 @@ struct GatedWrites {
     const int me = ++entered;
     changed.notify_all();
     changed.wait(lock, [&] { return released >= me; });
-    if (fence_next) throw store::Fenced("another server took over");
+    if (fence_next) throw leadership::Fenced("another server took over");
     if (fail_next) {
       fail_next = false;
       throw std::runtime_error("the write failed");

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "store/stop_flag.hpp"
+#include "util/stop_flag.hpp"
 
 struct pg_conn;
 struct pg_result;
 
-namespace store {
+namespace leadership {
 
 // PostgreSQL answered with an error; `sqlstate` says which (e.g. 55P03, lock_not_available).
 struct StatementRefused : std::runtime_error {
@@ -43,7 +43,7 @@ class LockConnection {
   // StatementRefused if PostgreSQL refused it; std::runtime_error (and closes the connection)
   // if it broke, or no answer came by `deadline`, or `stop` was requested meanwhile.
   std::vector<Row> exec(const std::string& sql, const std::vector<std::string>& params,
-                        Clock::time_point deadline, const StopFlag* stop = nullptr);
+                        Clock::time_point deadline, const util::StopFlag* stop = nullptr);
   // The same in two steps, for a statement that may wait long in PostgreSQL (a standby
   // queued for the writer lock): send() returns at once; result_within() waits up to `wait`
   // and returns the rows once the answer is there (nullopt meanwhile), with exec()'s errors.
@@ -67,4 +67,4 @@ class LockConnection {
   pg_result* last_ = nullptr;
 };
 
-}  // namespace store
+}  // namespace leadership

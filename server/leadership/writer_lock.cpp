@@ -1,12 +1,12 @@
 // Taking the writer lock at start-up, naming whoever holds it, and the epoch bump.
-#include "store/writer_lock.hpp"
+#include "leadership/writer_lock.hpp"
 
 #include <unistd.h>
 
-#include "store/projector.hpp"
+#include "leadership/session_names.hpp"
 #include "util/log.hpp"
 
-namespace store {
+namespace leadership {
 namespace {
 
 const std::string kKeyText = std::to_string(WriterLock::kKey);
@@ -38,8 +38,9 @@ std::string LockHolder::describe() const {
          ")";
 }
 
-WriterLock::WriterLock(Options options, const StopFlag* stop) : options_(std::move(options)) {
-  conn_ = std::make_unique<LockConnection>(options_.conninfo, kApplicationName);
+WriterLock::WriterLock(Options options, const util::StopFlag* stop)
+    : options_(std::move(options)), state_(options_.lease) {
+  conn_ = std::make_unique<LockConnection>(options_.conninfo, kLockSession);
   const long long wait_ms = options_.wait.count();
   bool taken;
   if (wait_ms <= 0) {
@@ -75,25 +76,34 @@ WriterLock::WriterLock(Options options, const StopFlag* stop) : options_(std::mo
         std::to_string(h ? h->pid : 0) + ")");
   }
   backend_ = backend_of(*conn_);
+  state_.lock_granted();
 }
 
-WriterLock::WriterLock(Options options, Queue) : options_(std::move(options)) { queue_again(); }
+WriterLock::WriterLock(Options options, Queue)
+    : options_(std::move(options)), state_(options_.lease) {
+  queue_again();
+}
 
 void WriterLock::queue_again() {
+  if (conn_) state_.session_lost();
   granted_ = false;
-  conn_ = std::make_unique<LockConnection>(options_.conninfo, kApplicationName);
+  conn_ = std::make_unique<LockConnection>(options_.conninfo, kLockSession);
   backend_ = backend_of(*conn_);
   // Queued in PostgreSQL behind the holder: when its session ends the lock is ours at once.
   conn_->send("SELECT pg_advisory_lock($1)", {kKeyText});
 }
 
 bool WriterLock::granted_within(std::chrono::milliseconds wait) {
-  if (!granted_ && conn_->result_within(wait)) granted_ = true;
+  if (!granted_ && conn_->result_within(wait)) {
+    granted_ = true;
+    state_.lock_granted();
+  }
   return granted_;
 }
 
 WriterLock::~WriterLock() {
   stop_keeping();
+  state_.release();
   conn_.reset();  // ends the session: the lock is released
 }
 
@@ -105,7 +115,8 @@ std::int64_t WriterLock::begin_epoch() {
   // writer that is in flight (it holds writer_epoch's row FOR SHARE) and for its projection
   // write (it holds projection_position's): a bounded statement, but on a busy database give
   // it as long as the lock wait.
-  const auto sent = Clock::now();
+  const auto sent = state_.clock().now();
+  const auto sent_steady = Steady::now();
   conn_->send(R"SQL(
 WITH bumped AS (
   UPDATE writer_epoch SET epoch = epoch + 1, holder = $1, since = now() RETURNING epoch
@@ -119,7 +130,7 @@ WITH bumped AS (
 SELECT epoch FROM bumped
 )SQL",
               {holder, std::to_string(options_.lease.count())});
-  const auto deadline = sent + options_.timeout + options_.wait;
+  const auto deadline = sent_steady + options_.timeout + options_.wait;
   // The lock is ours, so whoever holds writer_epoch or projection_position is a writer that
   // lost it. A projection write holds projection_position from its first statement to its
   // commit (store/projection_sql.cpp), for most of the gather interval when spread: ended at
@@ -137,26 +148,22 @@ SELECT epoch FROM bumped
   };
   std::optional<std::vector<LockConnection::Row>> rows;
   while (!(rows = conn_->result_within(std::chrono::milliseconds(50)))) {
-    const auto now = Clock::now();
+    const auto now = Steady::now();
     if (now > deadline) {
       conn_.reset();
       throw std::runtime_error("bumping writer_epoch got no answer in time");
     }
-    end(now - sent > std::chrono::milliseconds(500) ? "" : Projector::kApplicationName);
+    end(now - sent_steady > std::chrono::milliseconds(500) ? "" : kProjectorSession);
   }
   if (rows->empty() || !(*rows)[0].at(0))
     throw std::runtime_error("writer_epoch has no row: the schema was not applied");
-  epoch_ = std::stoll(*(*rows)[0][0]);
-  lease_until_ns_ = (sent + options_.lease).time_since_epoch().count();
+  const std::int64_t epoch = state_.epoch_bumped(std::stoll(*(*rows)[0][0]), sent).epoch;
   EXCHANGE_LOG(info) << "took the writer lock (backend pid " << backend_.pid << "); writer epoch "
-                     << epoch_ << ", lease " << options_.lease.count() << " ms";
-  return epoch_;
+                     << epoch << ", lease " << options_.lease.count() << " ms";
+  return epoch;
 }
 
-bool WriterLock::lease_valid() const {
-  const std::int64_t until = lease_until_ns_.load(std::memory_order_relaxed);
-  return until == 0 || Clock::now().time_since_epoch().count() < until;
-}
+bool WriterLock::lease_valid() const { return state_.lease_valid(); }
 
 std::optional<LockHolder> WriterLock::holder(LockConnection& conn) {
   auto rows = conn.exec(kHolder, {kKeyText}, deadline());
@@ -186,4 +193,4 @@ WriterLock::Backend WriterLock::backend_of(LockConnection& conn) {
   return Backend{std::stoi(rows[0].at(0).value_or("0")), rows[0].at(1).value_or("")};
 }
 
-}  // namespace store
+}  // namespace leadership

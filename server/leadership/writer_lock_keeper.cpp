@@ -2,13 +2,14 @@
 // and, when it ends under us, takes the lock again, or finds that another server took over.
 #include <algorithm>
 
-#include "store/writer_lock.hpp"
+#include "leadership/session_names.hpp"
+#include "leadership/writer_lock.hpp"
 #include "util/log.hpp"
 
-namespace store {
+namespace leadership {
 
 void WriterLock::keep(std::function<void(const std::string&)> on_fenced) {
-  on_fenced_ = std::move(on_fenced);
+  state_.on_fenced(std::move(on_fenced));
   keeper_ = std::thread([this] { run_keeper(); });
 }
 
@@ -18,21 +19,21 @@ void WriterLock::stop_keeping() {
 }
 
 void WriterLock::run_keeper() {
-  const auto renew_every = std::max(options_.lease / 3, std::chrono::milliseconds(1));
-  auto next_renewal = Clock::now() + renew_every;
+  const auto renew_every = state_.renew_every();
+  auto next_renewal = Steady::now() + renew_every;
   while (!stopping_.requested()) {
     // Nothing else is sent on the session: an idle one only ever reads something when it ends
     // (terminated, PostgreSQL stopping, the network resetting it).
     const auto until_renewal =
-        std::chrono::duration_cast<std::chrono::milliseconds>(next_renewal - Clock::now());
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_renewal - Steady::now());
     const auto wait =
         std::clamp(until_renewal, std::chrono::milliseconds(0), std::chrono::milliseconds(500));
     if (!conn_->broke_within(wait)) {
-      if (Clock::now() < next_renewal) continue;
-      next_renewal = Clock::now() + renew_every;
+      if (Steady::now() < next_renewal) continue;
+      next_renewal = Steady::now() + renew_every;
       try {
         if (auto fenced = renew_lease()) {
-          on_fenced_(*fenced);
+          state_.lost_to_another(*fenced);
           return;
         }
         continue;
@@ -46,20 +47,22 @@ void WriterLock::run_keeper() {
     }
     EXCHANGE_LOG(warn) << "the writer lock's session (backend pid " << backend_.pid
                        << ") ended; taking the lock again";
+    state_.session_lost();
     std::string last_error;
     for (int attempt = 1; !stopping_.requested(); ++attempt) {
       try {
         if (auto fenced = take_again()) {
-          on_fenced_(*fenced);
+          state_.lost_to_another(*fenced);
           return;
         }
+        state_.lock_retaken();
         if (auto fenced = renew_lease()) {
-          on_fenced_(*fenced);
+          state_.lost_to_another(*fenced);
           return;
         }
-        next_renewal = Clock::now() + renew_every;
+        next_renewal = Steady::now() + renew_every;
         EXCHANGE_LOG(warn) << "took the writer lock again (backend pid " << backend_.pid
-                           << ", writer epoch still " << epoch_ << ") after " << attempt
+                           << ", writer epoch still " << epoch() << ") after " << attempt
                            << (attempt == 1 ? " attempt" : " attempts");
         break;
       } catch (const std::exception& e) {
@@ -77,7 +80,7 @@ void WriterLock::run_keeper() {
 }
 
 std::optional<std::string> WriterLock::take_again() {
-  auto conn = std::make_unique<LockConnection>(options_.conninfo, kApplicationName);
+  auto conn = std::make_unique<LockConnection>(options_.conninfo, kLockSession);
   const Backend old = backend_;
   for (;;) {
     if (stopping_.requested()) throw std::runtime_error("shutting down");
@@ -91,9 +94,9 @@ std::optional<std::string> WriterLock::take_again() {
       // Ours again; but if another server held it meanwhile, it bumped the epoch.
       std::int64_t now = 0;
       const std::string stored = stored_epoch(*conn, &now);
-      if (now != epoch_)
+      if (now != epoch())
         return "another server took over the database (" + stored + "; ours was epoch " +
-               std::to_string(epoch_) + ")";
+               std::to_string(epoch()) + ")";
       backend_ = backend_of(*conn);
       conn_ = std::move(conn);
       return std::nullopt;
@@ -110,10 +113,10 @@ std::optional<std::string> WriterLock::take_again() {
     const std::string stored = stored_epoch(*conn, &now);
     // A server that has just taken the lock bumps the epoch a moment later.
     return "another server took over the database: its writer lock is held by " + h->describe() +
-           (now == epoch_ ? "; writer_epoch is still ours, " + std::to_string(epoch_) +
-                                ", until the new holder bumps it"
-                          : "; writer_epoch: " + stored);
+           (now == epoch() ? "; writer_epoch is still ours, " + std::to_string(epoch()) +
+                                 ", until the new holder bumps it"
+                           : "; writer_epoch: " + stored);
   }
 }
 
-}  // namespace store
+}  // namespace leadership

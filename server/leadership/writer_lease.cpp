@@ -1,12 +1,13 @@
-// The writer lock's lease (store/writer_lock.hpp): the holder renews it, a standby ends the lock
+// The writer lock's lease (leadership/writer_lock.hpp): the holder renews it, a standby ends the lock
 // session of a holder whose lease ran out, and a new holder ends the sessions of an earlier
 // writer that keep its epoch bump waiting.
 #include <unistd.h>
 
-#include "store/writer_lock.hpp"
+#include "leadership/session_names.hpp"
+#include "leadership/writer_lock.hpp"
 #include "util/log.hpp"
 
-namespace store {
+namespace leadership {
 namespace {
 
 // The holder's lock session, terminated in the same statement that finds its lease expired:
@@ -52,7 +53,7 @@ WHERE a.pid = ANY (pg_blocking_pids($1::int)) AND ($2 = '' OR a.application_name
 
 LockConnection& WriterLock::watch() {
   if (!watch_ || !watch_->usable())
-    watch_ = std::make_unique<LockConnection>(options_.conninfo, "exchange-writer-watch");
+    watch_ = std::make_unique<LockConnection>(options_.conninfo, kWatchSession);
   return *watch_;
 }
 
@@ -82,16 +83,16 @@ std::optional<std::string> WriterLock::hold_back_queueing() {
 }
 
 std::optional<std::string> WriterLock::renew_lease() {
-  const auto sent = Clock::now();
-  auto rows = conn_->exec(kRenew, {std::to_string(epoch_), std::to_string(options_.lease.count())},
+  const auto sent = state_.clock().now();
+  auto rows = conn_->exec(kRenew, {std::to_string(epoch()), std::to_string(options_.lease.count())},
                           deadline(), &stopping_);
   if (rows.empty()) {
     std::int64_t now = 0;
     const std::string stored = stored_epoch(*conn_, &now);
     return "another server took over the database (its lease names another writer; " + stored +
-           "; ours was epoch " + std::to_string(epoch_) + ")";
+           "; ours was epoch " + std::to_string(epoch()) + ")";
   }
-  lease_until_ns_ = (sent + options_.lease).time_since_epoch().count();
+  state_.lease_renewed(sent);
   return std::nullopt;
 }
 
@@ -109,4 +110,4 @@ std::string WriterLock::end_blockers(int pid, const std::string& application_nam
   return ended;
 }
 
-}  // namespace store
+}  // namespace leadership

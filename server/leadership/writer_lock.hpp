@@ -8,7 +8,7 @@
 // The lock alone cannot stop a server that has lost it from writing: its other connections
 // do not know. So once it holds the lock, a server bumps writer_epoch (schema.sql) and every
 // journal append checks, in the same statement, that the epoch is still its own (fencing:
-// store/fenced.hpp); the same bump moves projection_position's epoch, which a projection
+// leadership/fencing.hpp); the same bump moves projection_position's epoch, which a projection
 // write holds from its first statement to its commit. A new writer's bump waits for an append
 // or projection write in flight, and one after the bump writes nothing: two servers can never
 // interleave journal entries or projection writes.
@@ -27,6 +27,10 @@
 // lock session (end_expired_holder()), which hands it the lock; its epoch bump then fences
 // every later write of the old holder. Locally the holder counts its lease from the moment it
 // sent the renewal (lease_valid()), so it never believes in a lease PostgreSQL holds expired.
+//
+// Each step (granted, bumped, renewed, session lost, retaken, lost to another) drives the state
+// machine of leadership/state.hpp, which holds the fencing token and the lease and tells
+// on_fenced once; this class is its PostgreSQL side.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -38,10 +42,12 @@
 #include <string>
 #include <thread>
 
-#include "store/lock_connection.hpp"
-#include "store/stop_flag.hpp"
+#include "leadership/fencing.hpp"
+#include "leadership/lock_connection.hpp"
+#include "leadership/state.hpp"
+#include "util/stop_flag.hpp"
 
-namespace store {
+namespace leadership {
 
 // Start-up waited the whole --writer-lock-wait-ms and another session still held the lock.
 struct WriterLockHeld : std::runtime_error {
@@ -62,7 +68,6 @@ class WriterLock {
   // The advisory lock's key (one bigint; "EXCHWRIT"): pg_locks shows it as classid 1163412296,
   // objid 1465010516, objsubid 1.
   static constexpr std::int64_t kKey = 0x4558434857524954;
-  static constexpr const char* kApplicationName = "exchange-writer-lock";
 
   struct Options {
     std::string conninfo;
@@ -75,7 +80,7 @@ class WriterLock {
   // Takes the lock, queueing for it up to options.wait (not after `stop` is requested). Throws
   // WriterLockHeld naming the holder if it stayed held, std::runtime_error if PostgreSQL
   // cannot be asked.
-  WriterLock(Options options, const StopFlag* stop);
+  WriterLock(Options options, const util::StopFlag* stop);
   // A standby's: queues for the lock in PostgreSQL and returns at once (granted_within() says
   // when it is ours). Throws std::runtime_error if PostgreSQL cannot be asked.
   struct Queue {};
@@ -118,7 +123,11 @@ class WriterLock {
   // Whether the lease is still ours by the local clock (counted from when its last renewal
   // was sent). Lock-free; true until begin_epoch().
   bool lease_valid() const;
-  std::int64_t epoch() const { return epoch_; }
+  std::int64_t epoch() const { return state_.token().epoch; }
+  std::chrono::milliseconds lease() const { return options_.lease; }
+  FencingToken token() const { return state_.token(); }
+  // Where leadership stands (state.hpp).
+  State state() const { return state_.state(); }
 
   // Starts the keeper thread (writer_lock_keeper.cpp). If the lock cannot be ours again it
   // calls on_fenced once with why ("another server took over the database (...)") and ends.
@@ -128,7 +137,7 @@ class WriterLock {
   void stop_keeping();
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using Steady = std::chrono::steady_clock;
   struct Backend {
     int pid = 0;
     std::string started;
@@ -140,7 +149,7 @@ class WriterLock {
   // schema exists.
   std::string stored_epoch(LockConnection& conn, std::int64_t* epoch = nullptr);
   Backend backend_of(LockConnection& conn);
-  Clock::time_point deadline() const { return Clock::now() + options_.timeout; }
+  Steady::time_point deadline() const { return Steady::now() + options_.timeout; }
 
   // The keeper (writer_lock_keeper.cpp).
   void run_keeper();
@@ -162,12 +171,10 @@ class WriterLock {
   // lock's own session may be busy queueing.
   std::unique_ptr<LockConnection> watch_;
   bool granted_ = false;  // queued: the lock came
-  std::int64_t epoch_ = 0;
-  // Steady-clock nanoseconds until which the lease is ours; 0 before begin_epoch().
-  std::atomic<std::int64_t> lease_until_ns_{0};
-  std::function<void(const std::string&)> on_fenced_;
-  StopFlag stopping_;
+  // Granted, bumped, renewed, lost: the state machine the methods above drive.
+  Leadership state_;
+  util::StopFlag stopping_;
   std::thread keeper_;
 };
 
-}  // namespace store
+}  // namespace leadership

@@ -1,4 +1,4 @@
-#include "store/lock_connection.hpp"
+#include "leadership/lock_connection.hpp"
 
 #include <poll.h>
 
@@ -8,7 +8,7 @@
 
 #include <libpq-fe.h>
 
-namespace store {
+namespace leadership {
 namespace {
 
 // A session ended by the server (pg_terminate_backend, a restart) says so as a FATAL message
@@ -121,7 +121,7 @@ std::optional<std::vector<LockConnection::Row>> LockConnection::result_within(
 std::vector<LockConnection::Row> LockConnection::exec(const std::string& sql,
                                                       const std::vector<std::string>& params,
                                                       Clock::time_point deadline,
-                                                      const StopFlag* stop) {
+                                                      const util::StopFlag* stop) {
   send(sql, params);
   for (;;) {
     if (auto rows = take_result()) return std::move(*rows);
@@ -150,4 +150,4 @@ bool LockConnection::broke_within(std::chrono::milliseconds wait) {
   return false;
 }
 
-}  // namespace store
+}  // namespace leadership

@@ -6,7 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 
-namespace store {
+namespace util {
 
 class StopFlag {
  public:
@@ -34,4 +34,4 @@ class StopFlag {
   bool requested_ = false;
 };
 
-}  // namespace store
+}  // namespace util
