@@ -9,7 +9,7 @@ ms; then how much of the run was in "slow" buckets (p99 above --slow-ms) and wha
 the requests and of the run's slowest 1 % fell in them. A tail made by something periodic
 (the projection writes every --projection-gather-ms, 500 ms by default) shows as slow buckets
 at that period, with the fast ones between them at the server's unhindered rate
-(docs/PERFORMANCE.md, "Where the rest goes").
+(docs/notes/performance-history.md, "Where the rest goes").
 """
 import argparse
 import collections

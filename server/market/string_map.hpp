@@ -5,10 +5,10 @@
 // string as a slow hash, and so finds a key in a table of at most 20 elements by comparing it
 // with every element in turn, each a separate heap node. An account's positions and the
 // symbols' books are such tables: that scan was most of Engine::place_order's own time
-// (docs/PERFORMANCE.md, "Per-order CPU budget"). With a hash functor of our own the table
-// hashes at every size. Its call is deliberately not noexcept: libstdc++ then keeps each key's
-// hash in its node, as it does for std::hash<std::string>, instead of hashing keys again while
-// walking a bucket.
+// (docs/notes/performance-history.md, "Per-order CPU budget, before and after issue 21"). With
+// a hash functor of our own the table hashes at every size. Its call is deliberately not
+// noexcept: libstdc++ then keeps each key's hash in its node, as it does for
+// std::hash<std::string>, instead of hashing keys again while walking a bucket.
 #include <cstddef>
 #include <functional>
 #include <string>

@@ -38,8 +38,9 @@ Reject over(Reason reason, std::size_t count, std::size_t limit) {
 
 // pugixml takes a 32 KiB page from malloc for every document it parses, and glibc's malloc
 // pays for a request that size with malloc_consolidate: about half of parse()'s CPU, measured
-// (docs/PERFORMANCE.md, "Per-order CPU budget"). So each thread keeps the last page-sized block
-// pugixml freed for its next document: one block (about 32 KiB) per thread that parses.
+// (docs/notes/performance-history.md, "Per-order CPU budget, before and after issue 21"). So
+// each thread keeps the last page-sized block pugixml freed for its next document: one block
+// (about 32 KiB) per thread that parses.
 // Installed during static initialisation, before any document exists, so every block
 // pugixml frees was allocated here (each carries its size in front).
 class XmlMemory {
