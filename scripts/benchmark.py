@@ -79,13 +79,11 @@ one-shot with full handshakes is reported without a target. --quick: 2 s per leg
 """
 import argparse
 import hashlib
-import json
 import os
 import resource
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -94,10 +92,10 @@ import textwrap
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "writeup"))
-# The study's CPU accounting and process helpers.
-from study.procs import CLK_TCK, Postgres, Reaper, free_port, load1, start_local_pg  # noqa: E402
+import harness
+from harness import (ROOT, Postgres, Reaper, Server, cpu_model, free_port, load1, metrics, proc_status,
+                     process_cpu_s, start_local_pg)
+
 BIN = os.path.join(ROOT, "build", "bin")
 SERVER = os.path.join(BIN, "exchange-server")
 CLIENT = os.path.join(BIN, "exchange-client")
@@ -118,63 +116,48 @@ FLOOR_TARGETS = {
 
 
 def start_server(db, model, pin=None, extra=(), server=None):
-    cmd = [server or SERVER, "--port", str(PORT), "--bind", "127.0.0.1", "--db", db, "--concurrency", model,
-           "--reset", "--log-level", "warn", *extra]
-    if pin:
-        cmd = ["taskset", "-c", pin] + cmd
-    return wait_listening(REAPER.process(subprocess.Popen(cmd), "exchange-server"), "the server")
+    return start(server or SERVER, "exchange-server", "the server", db, model, pin, extra)
 
 
 def start_floor(db, model):
     """exchange-floor in the server's place (same port, same model), on its own database."""
-    cmd = [FLOOR, "--port", str(PORT), "--bind", "127.0.0.1", "--db", db, "--concurrency", model, "--reset",
-           "--log-level", "warn"]
-    return wait_listening(REAPER.process(subprocess.Popen(cmd), "exchange-floor"), "exchange-floor")
+    return start(FLOOR, "exchange-floor", "exchange-floor", db, model)
 
 
-def wait_listening(proc, what):
-    for _ in range(200):
-        if proc.poll() is not None:
-            raise SystemExit(f"benchmark: {what} exited with status {proc.returncode} before listening")
-        try:
-            socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"benchmark: {what} did not start")  # main() stops it
+def start(binary, name, what, db, model, pin=None, extra=()):
+    """`binary` on PORT in `model` on a fresh database (pinned with taskset -c `pin` if given),
+    its warnings on this script's stderr; the harness Server, once it listens. REAPER stops it
+    however the run ends; `what` names it in the errors."""
+    server = Server(binary, db, PORT, log=None)
+    REAPER.process(server.start("--concurrency", model, "--reset", "--log-level", "warn", *extra, pin=pin), name)
+    if not server.wait_listening(10, pause=0.05):
+        if not server.alive():
+            raise SystemExit(f"benchmark: {what} exited with status {server.proc.returncode} before listening")
+        raise SystemExit(f"benchmark: {what} did not start")  # main() stops it
+    return server
 
 
-def stop_server(proc):
-    REAPER.stop(proc)  # SIGTERM, SIGKILL after 30 s
+def stop_server(server):
+    REAPER.stop(server.proc)  # SIGTERM, SIGKILL after 30 s
 
 
-def measure(proc, seconds, bargs, pg, label="server", dbname=None):
+def measure(server, seconds, bargs, pg, label="server", dbname=None):
     """One bench run against a started server (or floor), which it stops: (report, CpuSplit)."""
-    split = CpuSplit(pg, proc.pid, label, dbname, per="item" if "create" in bargs else "order")
+    split = CpuSplit(pg, server.pid, label, dbname, per="item" if "create" in bargs else "order")
     try:
         rep = bench(seconds, bargs)
         # The CPU counters cover the warm-up too: count its orders (or created items).
         served = max(rep["ok"] + rep["rejected"], 1)
         split.finish(rep["items"] + rep["warmup_requests"] * rep["items"] / served)
     finally:
-        stop_server(proc)
+        stop_server(server)
     split.commits_after_stop()
     return rep, split
 
 
 def bench(seconds, args):
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([CLIENT, "bench", "--port", str(PORT), "--duration", str(seconds), "--warmup", "1",
-                        "--no-progress", "--accounts", "200", "--symbols", "20", "--json", out.name, *args],
-                       check=True, stdout=subprocess.DEVNULL)
-        rep = json.load(open(out.name))["repetitions"][0]
-    return rep
-
-
-def process_cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / CLK_TCK
+    """`exchange-client bench` on PORT for `seconds` after 1 s of warm-up; its report."""
+    return harness.bench(CLIENT, PORT, "--duration", str(seconds), "--warmup", "1", *args)
 
 
 def children_cpu_s():
@@ -213,14 +196,6 @@ class CpuSplit:
         return (f"    cpu: {', '.join(parts)}; all {total / n * 1e6:.1f} µs/{self.per}, "
                 f"{total / self.wall / os.cpu_count() * 100:.0f}% of {os.cpu_count()} cores; "
                 f"commits {self.commits / n * 1000:.1f} per 1,000 {self.per}s")
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 CASES = [
@@ -432,7 +407,7 @@ def run(args, seconds, soak):
 
         def sample():
             while not stop.wait(10 if not args.quick else 3):
-                samples.append(rss_mib(server.pid))
+                samples.append(proc_status(server.pid).get("VmRSS", 0) / 1024)
                 try:
                     open_orders.append(int(pg.query(
                         "SELECT count(*) FROM orders WHERE open_amount > 0 AND canceled_at IS NULL")))
@@ -467,17 +442,10 @@ LAG_METRICS = ("exchange_projection_lag_entries", "exchange_projection_lag_rows"
                "exchange_journal_seq")
 
 
-def metrics(port):
-    """The projection's gauges from the server's /metrics: {name: value}."""
-    import urllib.request
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        name, _, value = line.partition(" ")
-        if name in LAG_METRICS:
-            out[name] = float(value)
-    return out
+def lag_metrics(admin):
+    """The projection's gauges (LAG_METRICS) from the server's /metrics: {name: value}."""
+    m = metrics(admin, timeout=2)
+    return {name: m[name] for name in LAG_METRICS if name in m}
 
 
 def sustained(args, db, pg):
@@ -500,7 +468,7 @@ def sustained(args, db, pg):
     def sample(t0):
         while not stop.wait(0.25):
             try:
-                samples.append((time.monotonic() - t0, metrics(admin)))
+                samples.append((time.monotonic() - t0, lag_metrics(admin)))
             except OSError:
                 pass
 
@@ -516,7 +484,7 @@ def sustained(args, db, pg):
         # How long the projection takes to catch up once the load stops.
         ended, caught_up = time.monotonic(), None
         while time.monotonic() - ended < 30:
-            m = metrics(admin)
+            m = lag_metrics(admin)
             if m.get("exchange_projection_lag_entries", 1) == 0:
                 caught_up = time.monotonic() - ended
                 break
@@ -722,8 +690,7 @@ def tls_legend(args, seconds):
 
 def machine():
     """Cores, CPU model and load average, for the first line."""
-    model = open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()
-    return f"machine: {os.cpu_count()} cores, {model}; load average {load1()}"
+    return f"machine: {os.cpu_count()} cores, {cpu_model()}; load average {load1()}"
 
 
 def wrap(key, text, width=100, indent=14):

@@ -5,7 +5,9 @@ The scripts are run as `python3 scripts/X.py`, so Python puts scripts/ first on 
 they `import harness` as a sibling module (as they import wire). Some of what is here lives in
 writeup/study/procs.py, which the study's sweep uses too, and is re-exported from there: the
 Reaper, stop_process, free_port (ports 24000-24999, the range agreed with the other engineers),
-start_local_pg and stop_local_pg; and study/machine.py's cpu_model.
+start_local_pg, stop_local_pg, Postgres (psql queries on a cluster, its CPU time and commits),
+proc_status (a process's threads and memory), load1 (the load average) and CLK_TCK; and
+study/machine.py's cpu_model. The protocol itself (one request on a connection) is wire.py's.
 """
 import json
 import os
@@ -18,14 +20,14 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "writeup"))
 from study.machine import cpu_model  # noqa: E402
-from study.procs import Reaper, free_port, start_local_pg, stop_local_pg, stop_process  # noqa: E402
+from study.procs import (CLK_TCK, Postgres, Reaper, free_port, load1, proc_status, start_local_pg,  # noqa: E402
+                         stop_local_pg, stop_process)
 
-__all__ = ["ROOT", "LOCAL_PG", "BENCH_WORKLOAD", "Reaper", "free_port", "start_local_pg", "stop_local_pg",
-           "stop_process", "local_pg", "wait_listening", "http_get", "metrics", "Server", "bench_command",
-           "bench", "process_cpu_s", "cpu_model"]
+__all__ = ["ROOT", "LOCAL_PG", "BENCH_WORKLOAD", "CLK_TCK", "Reaper", "free_port", "start_local_pg",
+           "stop_local_pg", "stop_process", "Postgres", "proc_status", "load1", "local_pg", "wait_listening",
+           "http_get", "metrics", "Server", "bench_command", "bench", "process_cpu_s", "cpu_model"]
 
 LOCAL_PG = os.path.join(ROOT, "scripts", "local-pg.sh")
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 # The benchmarks' workload beside the bench's own defaults: 200 accounts, 20 symbols.
 BENCH_WORKLOAD = ["--accounts", "200", "--symbols", "20"]
 
@@ -103,25 +105,30 @@ def metrics(admin, timeout=5.0):
 # ---- the server -------------------------------------------------------------------------------
 
 class Server:
-    """One exchange-server on 127.0.0.1:`port` against the database `db`, with the admin port
-    `admin` if given. Its stdout and stderr go to the file `log`, truncated once here and kept
-    open, so that after a restart (start() again once the process ended, on the same ports, as
-    an instant supervisor would) the new process's lines follow the old one's."""
+    """One exchange-server (or exchange-floor, which takes the same flags) on 127.0.0.1:`port`
+    against the database `db`, with the admin port `admin` if given. Its stdout and stderr go
+    to the file `log`, truncated once here and kept open, so that after a restart (start()
+    again once the process ended, on the same ports, as an instant supervisor would) the new
+    process's lines follow the old one's; with `log=None` they go where the script's own go."""
 
     def __init__(self, binary, db, port, admin=None, log=os.devnull):
         self.binary, self.db, self.port, self.admin, self.log_path = binary, db, port, admin, log
-        self.log_file = open(log, "w")
+        self.log_file = None if log is None else open(log, "w")
         self.proc = None
 
-    def start(self, *flags, nice=0, new_session=False):
-        """Starts the process (under `nice -n NICE` if not 0; in a session of its own with
-        `new_session`, so that a Ctrl-C reaches only the script, which stops it) and returns
-        at once: wait_listening() waits for it."""
+    def start(self, *flags, nice=0, pin=None, new_session=False):
+        """Starts the process (under `nice -n NICE` if not 0; pinned to the CPU list `pin` with
+        `taskset -c PIN` if given; in a session of its own with `new_session`, so that a Ctrl-C
+        reaches only the script, which stops it) and returns it at once: wait_listening()
+        waits for it."""
         cmd = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--db", self.db,
                *(["--admin-port", str(self.admin)] if self.admin else []), *flags]
+        if pin:
+            cmd = ["taskset", "-c", pin, *cmd]
         if nice:
             cmd = ["nice", "-n", str(nice), *cmd]
-        self.proc = subprocess.Popen(cmd, stdout=self.log_file, stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen(cmd, stdout=self.log_file,
+                                     stderr=None if self.log_file is None else subprocess.STDOUT,
                                      start_new_session=new_session)
         return self.proc
 
@@ -147,7 +154,9 @@ class Server:
         return metrics(self.admin, timeout)
 
     def log_tail(self, lines=5):
-        """The last lines of the log, joined by " | " (for an error message)."""
+        """The last lines of the log, joined by " | " (for an error message); "" without one."""
+        if self.log_path is None:
+            return ""
         try:
             with open(self.log_path, errors="replace") as f:
                 return " | ".join(f.read().splitlines()[-lines:])
@@ -166,19 +175,21 @@ class Server:
             return None
         return stop_process(self.proc, timeout, f"exchange-server on port {self.port}")
 
-    def close(self):
-        """stop(), then closes the log; its exit status."""
-        status = self.stop()
-        self.log_file.close()
+    def close(self, timeout=30.0):
+        """stop(timeout), then closes the log; its exit status."""
+        status = self.stop(timeout)
+        if self.log_file is not None:
+            self.log_file.close()
         return status
 
 
 # ---- the bench client and /proc ---------------------------------------------------------------
 
-def bench_command(client, port, *flags):
-    """The command line of `exchange-client bench` against 127.0.0.1:`port` with the
-    benchmarks' workload (BENCH_WORKLOAD), no progress lines, then `flags`."""
-    return [client, "bench", "--port", str(port), "--no-progress", *BENCH_WORKLOAD, *flags]
+def bench_command(client, port, *flags, workload=BENCH_WORKLOAD, progress=False):
+    """The command line of `exchange-client bench` against 127.0.0.1:`port`: without its
+    progress line on stderr unless `progress`, with the benchmarks' workload (BENCH_WORKLOAD;
+    a script that sets --accounts or --symbols itself passes workload=()), then `flags`."""
+    return [client, "bench", "--port", str(port), *([] if progress else ["--no-progress"]), *workload, *flags]
 
 
 def bench(client, port, *flags):

@@ -22,15 +22,18 @@ import os
 import resource
 import selectors
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import harness
+from harness import ROOT, Server, local_pg, proc_status
+
 SERVER = os.path.join(ROOT, "build", "bin", "exchange-server")
 CLIENT = os.path.join(ROOT, "build", "bin", "exchange-client")
+PG_DIR = os.path.join(ROOT, ".local", "overload-pg")
+PG_PORT = 25999
 
 # What a slow client sends, a byte at a time: a valid request (the account need not exist).
 SLOW_BODY = b'<transactions id="1"><query id="1"/></transactions>'
@@ -131,40 +134,15 @@ class Load:
         self.sel.close()
 
 
-def wait_listening(port, server):
-    for _ in range(300):
-        if server.poll() is not None:
-            raise SystemExit(f"exchange-server exited with status {server.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("exchange-server did not start listening")
+def threads_rss(pid):
+    """Threads and resident KiB of a process, from /proc (0, 0 once it is gone)."""
+    status = proc_status(pid)
+    return status.get("Threads", 0), status.get("VmRSS", 0)
 
 
-def proc_status(pid):
-    """Threads and resident KiB of a process, from /proc."""
-    threads = rss = 0
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("Threads:"):
-                    threads = int(line.split()[1])
-                elif line.startswith("VmRSS:"):
-                    rss = int(line.split()[1])
-    except OSError:
-        pass
-    return threads, rss
-
-
-def bench(port, args, json_path, seed):
-    cmd = [CLIENT, "bench", "--port", str(port), "--clients", str(args.clients),
-           "--duration", str(args.duration), "--warmup", str(args.warmup), "--seed", str(seed),
-           "--json", json_path, "--no-progress"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(json_path) as f:
-        rep = json.load(f)["repetitions"][0]
+def bench(port, args, seed):
+    rep = harness.bench(CLIENT, port, "--clients", str(args.clients), "--duration", str(args.duration),
+                        "--warmup", str(args.warmup), "--seed", str(seed))
     return {"p50": rep["latency_ms"]["p50"], "p99": rep["latency_ms"]["p99"],
             "rps": rep["throughput_rps"],
             "errors": rep["error_replies"] + rep["connection_errors"]}
@@ -172,31 +150,28 @@ def bench(port, args, json_path, seed):
 
 def run_model(model, db, args, tmp):
     port = args.port
-    server = subprocess.Popen([SERVER, "--port", str(port), "--bind", "127.0.0.1", "--db", db,
-                               "--concurrency", model, "--reset", "--log-level", "warn",
-                               "--max-connections", str(args.max_connections)],
-                              stderr=open(os.path.join(tmp, f"{model}.log"), "w"))
+    server = Server(SERVER, db, port, log=os.path.join(tmp, f"{model}.log"))
+    server.start("--concurrency", model, "--reset", "--log-level", "warn",
+                 "--max-connections", str(args.max_connections))
     try:
-        wait_listening(port, server)
-        unloaded = bench(port, args, os.path.join(tmp, f"{model}-unloaded.json"), 1)
+        if not server.wait_listening(30, pause=0.1):
+            if not server.alive():
+                raise SystemExit(f"exchange-server exited with status {server.proc.returncode}")
+            raise SystemExit("exchange-server did not start listening")
+        unloaded = bench(port, args, 1)
         load = Load(port, args.idle, args.slow, args.slow_interval_ms / 1000.0)
         load.start()
         time.sleep(1.0)  # let the server accept them all (per-client starts a thread for each)
-        threads, rss = proc_status(server.pid)
-        loaded = bench(port, args, os.path.join(tmp, f"{model}-loaded.json"), 2)
-        threads_after, rss_after = proc_status(server.pid)
+        threads, rss = threads_rss(server.pid)
+        loaded = bench(port, args, 2)
+        threads_after, rss_after = threads_rss(server.pid)
         load.stop()
         return {"model": model, "unloaded": unloaded, "loaded": loaded,
                 "threads": max(threads, threads_after), "rss_mib": max(rss, rss_after) / 1024,
                 "reopened": load.reopened, "slow_replies": load.slow_replies,
                 "slow_refused": load.slow_refused, "connect_errors": load.connect_errors}
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        server.close(60)
 
 
 def main():
@@ -227,9 +202,7 @@ def main():
 
     db = args.db
     if not db:
-        db = subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start",
-                             os.path.join(ROOT, ".local", "overload-pg"), "25999"],
-                            check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        db = local_pg("start", PG_DIR, PG_PORT)
     print(f"overload: {args.clients} bench clients for {args.duration} s, unloaded and then beside "
           f"{args.idle} idle connections and {args.slow} clients sending a byte every "
           f"{args.slow_interval_ms} ms", flush=True)

@@ -42,9 +42,8 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "writeup"))
-from study.procs import CLK_TCK, Postgres, Reaper, free_port, load1, start_local_pg  # noqa: E402
+from harness import (CLK_TCK, ROOT, Postgres, Reaper, Server, bench_command, free_port, load1,
+                     start_local_pg)
 
 REAPER = Reaper("profile")
 
@@ -209,26 +208,18 @@ def run(args, bench_args):
     binary = args.server or os.path.join(bindir, "exchange-floor" if args.floor else "exchange-server")
     out = args.keep or tempfile.mkdtemp(prefix="profile-")
     os.makedirs(out, exist_ok=True)
-    port = free_port()
-    log = open(os.path.join(out, "server.log"), "w")
-    server = REAPER.process(subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--db", db, "--concurrency", args.model,
-         "--reset", "--log-level", "info", *args.server_args.split()], stderr=log), os.path.basename(binary))
-    for _ in range(200):
-        if server.poll() is not None:
-            raise SystemExit(f"profile: {binary} exited with status {server.returncode}")
-        try:
-            import socket
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
+    server = Server(binary, db, free_port(), log=os.path.join(out, "server.log"))
+    REAPER.process(server.start("--concurrency", args.model, "--reset", "--log-level", "info",
+                                *args.server_args.split()), os.path.basename(binary))
+    if not server.wait_listening(10, pause=0.05):
+        if not server.alive():
+            raise SystemExit(f"profile: {binary} exited with status {server.proc.returncode}")
+        raise SystemExit(f"profile: {binary} did not start listening")
     if args.setup_sql:
         pg.query(args.setup_sql, db=dbname)
     bench_out = open(os.path.join(out, "bench.txt"), "w")
-    bench = subprocess.Popen([os.path.join(bindir, "exchange-client"), "bench", "--port", str(port),
-                              "--duration", f"{args.seconds:g}", "--warmup", "1", "--no-progress",
-                              "--accounts", "200", "--symbols", "20", *bench_args], stdout=bench_out)
+    bench = subprocess.Popen(bench_command(os.path.join(bindir, "exchange-client"), server.port, "--duration",
+                                           f"{args.seconds:g}", "--warmup", "1", *bench_args), stdout=bench_out)
     time.sleep(2)
     window = args.seconds - 2  # from the 2nd second (1 s past warm-up) to 1 s before the end
     pgcpu = PgCpu(pg, dbname)
@@ -256,8 +247,8 @@ def run(args, bench_args):
     for p in perfs:
         p.wait()
     bench.wait()
-    REAPER.stop(server)
-    log.close()
+    REAPER.stop(server.proc)
+    server.close()
     bench_out.close()
 
     n = max(seq1 - seq0, 1)

@@ -19,25 +19,19 @@ conservation rules on the caught-up tables.
 Without --db a private PostgreSQL is started in .local/bench-pg (scripts/local-pg.sh).
 """
 import argparse
+import math
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, Server, free_port, local_pg, process_cpu_s
 
-
-def free_port():
-    # Other jobs on a shared machine may hold any fixed port.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-PORT = free_port()
+PORT = free_port()  # other jobs on a shared machine may hold any fixed port
+PG_DIR = os.path.join(ROOT, ".local", "bench-pg")
+PG_PORT = 25888
 ACCOUNTS = 100
 SYMBOLS = 10
 
@@ -48,22 +42,12 @@ def psql(db, sql):
     return out.strip()
 
 
-def start(server, db, extra, log):
-    proc = subprocess.Popen([server, "--port", str(PORT), "--bind", "127.0.0.1", "--db", db,
-                             "--concurrency", "reactor", *extra], stderr=log, stdout=log)
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None:
-                raise SystemExit("recovery_bench: the server exited; see its log")
-            time.sleep(0.02)
-
-
-def cpu_s(pid):
-    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+def start(server, *flags):
+    """Starts the harness Server (reactor) with `flags` and waits, however long the replay
+    takes, until it listens."""
+    server.start("--concurrency", "reactor", *flags)
+    if not server.wait_listening(math.inf, pause=0.02):
+        raise SystemExit("recovery_bench: the server exited; see its log")
 
 
 def replay_line(log_name):
@@ -73,14 +57,13 @@ def replay_line(log_name):
     return float(load_s), int(replayed), float(replay_s)
 
 
-def held_back_run(server, db, log):
+def held_back_run(server):
     launched = time.time()
-    proc = start(server, db, ["--projector-delay-ms", "86400000"], log)
+    start(server, "--projector-delay-ms", "86400000")
     serving = time.time() - launched
-    cpu = cpu_s(proc.pid)
-    proc.kill()
-    proc.wait()
-    load_s, replayed, replay_s = replay_line(log.name)
+    cpu = process_cpu_s(server.pid)
+    server.kill()
+    load_s, replayed, replay_s = replay_line(server.log_path)
     print(f"recovery_bench: projector held back: replayed {replayed:,} journal entries in {replay_s:.1f} s "
           f"({replayed / max(replay_s, 1e-9):,.0f}/s); serving {serving:.1f} s after launch; "
           f"server CPU {cpu:.1f} s ({cpu * 1e6 / max(replayed, 1):.1f} us per entry)", flush=True)
@@ -93,13 +76,13 @@ def main():
     ap.add_argument("--server", default=os.path.join(ROOT, "build", "bin", "exchange-server"))
     args = ap.parse_args()
     n = args.orders - args.orders % 2
-    db = args.db or subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start",
-                                    os.path.join(ROOT, ".local", "bench-pg"), "25888"],
-                                   check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    log = tempfile.NamedTemporaryFile(prefix="recovery_bench_", suffix=".log", delete=False)
+    db = args.db or local_pg("start", PG_DIR, PG_PORT)
+    fd, log = tempfile.mkstemp(prefix="recovery_bench_", suffix=".log")  # kept, as the server's log
+    os.close(fd)
+    server = Server(args.server, db, PORT, log=log)  # every start's lines, one after the other
 
     # The accounts and symbols, through the protocol.
-    proc = start(args.server, db, ["--reset"], log)
+    start(server, "--reset")
     xml = "<create>" + "".join(f'<account id="{a}" balance="1000000000"/>' for a in range(1, ACCOUNTS + 1))
     for s in range(SYMBOLS):
         xml += f'<symbol sym="S{s}">' + "".join(
@@ -110,8 +93,7 @@ def main():
         f.flush()
         subprocess.run([os.path.join(ROOT, "build", "bin", "exchange-client"), "send", "--port", str(PORT),
                         f.name], check=True, stdout=subprocess.DEVNULL)
-    proc.terminate()
-    proc.wait()
+    server.stop()
     base = int(psql(db, "SELECT max(seq) FROM journal"))
     assert int(psql(db, "SELECT seq FROM projection_position")) == base
 
@@ -137,21 +119,20 @@ def main():
         print("recovery_bench: (no held-back run above 1.9 million orders: the replay waits for "
               "the projector beyond 2 million)", flush=True)
     else:
-        held_back_run(args.server, db, log)
+        held_back_run(server)
 
     launched = time.time()
-    proc = start(args.server, db, [], log)
+    start(server)
     serving = time.time() - launched
-    cpu = cpu_s(proc.pid)
+    cpu = process_cpu_s(server.pid)
     last = base + n
     while int(psql(db, "SELECT seq FROM projection_position")) < last:
         time.sleep(0.2)
     caught_up = time.time() - launched
-    rss = int(open(f"/proc/{proc.pid}/status").read().split("VmHWM:")[1].split()[0]) // 1024
-    proc.terminate()
-    proc.wait()
+    rss = int(open(f"/proc/{server.pid}/status").read().split("VmHWM:")[1].split()[0]) // 1024
+    server.close()
 
-    load_s, replayed, replay_s = replay_line(log.name)
+    load_s, replayed, replay_s = replay_line(log)
     cash = psql(db, "SELECT (SELECT sum(deposited) FROM accounts) = (SELECT sum(balance) FROM accounts) + "
                     "(SELECT coalesce(sum(open_amount * limit_price), 0) FROM orders WHERE amount > 0 "
                     "AND canceled_at IS NULL)")

@@ -18,16 +18,17 @@ PostgreSQL (scripts/local-pg.sh) in .local/soak-pg.
 import argparse
 from decimal import Decimal
 import os
-import socket
 import subprocess
 import sys
 import time
 
+from harness import ROOT, Server, bench_command, local_pg
 from wire import request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "build", "bin", "exchange-server")
 CLIENT = os.path.join(ROOT, "build", "bin", "exchange-client")
+PG_DIR = os.path.join(ROOT, ".local", "soak-pg")
+PG_PORT = 25777
 PROBE_SYMBOL = "PROBE"  # never traded by the load: probes on it cannot match anything
 
 
@@ -142,20 +143,14 @@ def main():
                     help="no trading: start the server on the existing database and run the checks")
     args = ap.parse_args()
 
-    db = args.db
-    if not db:
-        db = subprocess.run([os.path.join(ROOT, "scripts", "local-pg.sh"), "start",
-                             os.path.join(ROOT, ".local", "soak-pg"), "25777"],
-                            check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    server = subprocess.Popen([SERVER, "--port", str(args.port), "--bind", "127.0.0.1", "--db", db,
-                               "--concurrency", args.model] + ([] if args.check_only else ["--reset"]))
+    db = args.db or local_pg("start", PG_DIR, PG_PORT)
+    server = Server(SERVER, db, args.port, log=None)  # its log lines among this script's
+    server.start("--concurrency", args.model, *([] if args.check_only else ["--reset"]))
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", args.port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        if not server.wait_listening(pause=0.1):
+            if not server.alive():
+                raise SystemExit(f"soak: exchange-server exited with status {server.proc.returncode}")
+            raise SystemExit("soak: exchange-server did not start listening")
         if not args.check_only:
             trade(args)
         wait_for_projection(db)
@@ -164,8 +159,7 @@ def main():
         bad += protocol_bad
         print(f"soak: probed {n_accounts} accounts and {n_positions} positions through the protocol")
     finally:
-        server.terminate()
-        server.wait()
+        server.stop()
     for line in bad:
         print("VIOLATION:", line)
     print(f"soak: {len(bad)} violations")
@@ -175,16 +169,19 @@ def main():
 def trade(args):
     """The trading day: random orders, queries and cancels, plus a trickle of creates."""
     seconds = str(max(1, int(args.minutes * 60)))
-    common = [CLIENT, "bench", "--port", str(args.port), "--duration", seconds]
+
+    def bench(*flags, progress=False):
+        """A bench of its own workload for the trading day, its report on a pipe."""
+        return subprocess.Popen(bench_command(CLIENT, args.port, "--duration", seconds, *flags, workload=(),
+                                              progress=progress), stdout=subprocess.PIPE, text=True)
+
     print(f"soak: {args.clients} clients trading for {seconds} s on 3 hot symbols (model {args.model})",
           flush=True)
-    trading = subprocess.Popen(common + ["--workload", "mixed", "--clients", str(args.clients),
-                                         "--symbols", "3", "--accounts", "40", "--orders-per-request", "3",
-                                         "--price-decimals", "2", "--balance", "50000000",
-                                         "--shares", "200000"], stdout=subprocess.PIPE, text=True)
     # The trading bench's progress line (stderr) shows the run is alive; one is enough.
-    creating = subprocess.Popen(common + ["--no-progress", "--workload", "create", "--clients", "2", "--think-ms", "50"],
-                                stdout=subprocess.PIPE, text=True)
+    trading = bench("--workload", "mixed", "--clients", str(args.clients), "--symbols", "3", "--accounts", "40",
+                    "--orders-per-request", "3", "--price-decimals", "2", "--balance", "50000000",
+                    "--shares", "200000", progress=True)
+    creating = bench("--workload", "create", "--clients", "2", "--think-ms", "50")
     out_trading, _ = trading.communicate()
     creating.communicate()
     for line in out_trading.splitlines():

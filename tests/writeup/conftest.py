@@ -1,5 +1,9 @@
-# Makes writeup/study importable as `study` from the tests.
+# Makes writeup/study importable as `study` from the tests, and scripts/ too: a script the tests
+# load as a module imports its siblings (harness, wire) as it does when run from scripts/.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "writeup"))
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "writeup"))
+# Last, so that the standard library's `profile` is not scripts/profile.py.
+sys.path.append(os.path.join(HERE, "..", "..", "scripts"))
