@@ -13,21 +13,22 @@
 
 namespace app {
 
-DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
+DurableEngine::DurableEngine(DurableEngineOptions options, store::Store& store, Metrics& metrics,
                              const util::StopFlag& stop, std::function<void()> on_commit)
     : options_(std::move(options)),
+      store_(store),
       metrics_(metrics),
       stop_(stop),
       on_commit_(std::move(on_commit)),
       closed_(options_.closed_orders_cached),
-      projector_(options_.conninfo, options_.writer_epoch, options_.db_timeout,
+      projector_(store.projection_writer(options_.fencing), options_.db_timeout,
                  options_.journal_keep, options_.projector_delay,
                  [this](const std::string& why) { fence(why); }),
-      writer_(options_.conninfo, options_.writer_epoch, options_.db_timeout, options_.db_timeout),
+      writer_(store.journal_writer(options_.fencing)),
       batcher_(
           [this](const store::JournalBatch& batch, store::Ticket ticket) {
             const auto started = std::chrono::steady_clock::now();
-            writer_.write(batch.entries, ticket);
+            writer_->write(batch.entries, ticket);
             metrics_.committed(batch.requests, std::chrono::steady_clock::now() - started);
             if (on_commit_) on_commit_();
           },
@@ -43,17 +44,18 @@ DurableEngine::DurableEngine(DurableEngineOptions options, Metrics& metrics,
             // a long time, or a flood of small requests, gets here.
             projector_.wait_pending_below(options_.max_projection_rows);
           }),
-      archive_({options_.conninfo, options_.db_timeout, options_.archive_connections}) {
+      archive_({options_.archive_connections}, [&store] { return store.archive_reader(); }) {
   projector_.gather_for(options_.projection_gather);
   batcher_.gather(options_.commit_gather);
 }
 
 DurableEngine::~DurableEngine() { stop(true); }
 
-void DurableEngine::load(store::Database& db) {
+void DurableEngine::load() {
   projector_.start();
+  auto reader = store_.state_reader();
   std::unique_lock<boost::shared_mutex> lock(engine_lock_);
-  batcher_.set_next_seq(load_state(db, engine_, closed_, projector_).last_seq + 1);
+  batcher_.set_next_seq(load_state(*reader, engine_, closed_, projector_).last_seq + 1);
 }
 
 void DurableEngine::start() { batcher_.start(); }
@@ -69,14 +71,14 @@ void DurableEngine::fence(const std::string& why) {
   if (fenced_.exchange(true)) return;
   EXCHANGE_LOG(error) << "fenced: " << why << "; stepping down";
   // Nothing more reaches the database from here: the next append and projection fail at once.
-  writer_.fence(why);
+  writer_->fence(why);
   projector_.fence();
   if (options_.on_fenced) options_.on_fenced();
 }
 
 void DurableEngine::abandon() {
   archive_.abandon();
-  writer_.abandon();
+  writer_->abandon();
   projector_.release_waits();
   store::Watchdog::shared().fire_all();
 }
@@ -230,7 +232,7 @@ std::size_t DurableEngine::order_count() {
 
 std::string DurableEngine::summary() const {
   const auto stats = batcher_.stats();
-  const auto counts = writer_.counts();
+  const auto counts = writer_->counts();
   std::ostringstream out;
   out << store::Batcher::describe(stats) << "; database: " << store::Watchdog::shared().timeouts()
       << " calls cut off by --db-timeout-ms, " << counts.broken_commits

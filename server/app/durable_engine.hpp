@@ -28,24 +28,23 @@
 #include "app/metrics.hpp"
 #include "app/outcome.hpp"
 #include "app/pending.hpp"
+#include "leadership/fencing.hpp"
 #include "market/engine.hpp"
 #include "protocol/command.hpp"
 #include "protocol/result.hpp"
-#include "store/batch_writer.hpp"
 #include "store/batcher.hpp"
-#include "store/database.hpp"
 #include "store/order_archive.hpp"
+#include "store/ports.hpp"
 #include "store/projector.hpp"
 #include "util/stop_flag.hpp"
 
 namespace app {
 
 struct DurableEngineOptions {
-  std::string conninfo;
   // How the group commit gathers under load (--commit-wait-us, --commit-batch).
   store::CommitGather commit_gather;
-  // Bounds every PostgreSQL call (--db-timeout-ms); a broken commit's outcome is looked up for
-  // as long.
+  // Bounds every call on the store (--db-timeout-ms): the projector spreads a write over at
+  // most a quarter of it.
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   // Closed orders kept in memory for queries (--closed-orders-cached).
   std::size_t closed_orders_cached = kDefaultClosedOrdersCached;
@@ -69,9 +68,9 @@ struct DurableEngineOptions {
   std::chrono::milliseconds projection_gather = store::Projector::kDefaultGather;
   // Test aid: holds every projection write back this long (0 in production).
   std::chrono::milliseconds projector_delay{0};
-  // The writer epoch this process was given (leadership::WriterLock::begin_epoch): every journal
-  // append and projection write must find it.
-  std::int64_t writer_epoch = 0;
+  // The fencing token this process was given (leadership::WriterLock::begin_epoch): every
+  // journal append and projection write carries it.
+  leadership::FencingToken fencing;
   // Runs once, on whichever thread found out, when another server took over the database.
   std::function<void()> on_fenced;
   // Whether this server's writer lease still holds (leadership::WriterLock::lease_valid); while it
@@ -97,16 +96,18 @@ class DurableEngine {
   // still holds, on an archive thread once they are read.
   using Prepare = std::function<std::string(const protocol::Result&)>;
 
-  // `on_commit` runs after each successful commit (health: the database answered).
-  DurableEngine(DurableEngineOptions options, Metrics& metrics, const util::StopFlag& stop,
-                std::function<void()> on_commit = nullptr);
+  // `store` opens the journal writer, projection writer, state readers and archive readers
+  // (store/ports.hpp); it must outlive the engine. `on_commit` runs after each successful
+  // commit (health: the database answered).
+  DurableEngine(DurableEngineOptions options, store::Store& store, Metrics& metrics,
+                const util::StopFlag& stop, std::function<void()> on_commit = nullptr);
   ~DurableEngine();
   DurableEngine(const DurableEngine&) = delete;
   DurableEngine& operator=(const DurableEngine&) = delete;
 
-  // Start-up: starts the projector and fills the engine from `db` (the projection, then the
-  // journal after it).
-  void load(store::Database& db);
+  // Start-up: starts the projector and fills the engine from the store (the projection, then
+  // the journal after it). Throws if the store cannot be read.
+  void load();
   // Start-up of a standby taking over (app/adopt.cpp), instead of load(): starts the projector
   // and takes the standby's state, which is what load() would build now.
   void adopt(Followed&& state);
@@ -136,7 +137,7 @@ class DurableEngine {
   Metrics::StateGauges state();
   // What readiness judges: how far the projection and the commits are behind. Lock-free.
   Backlog backlog() const;
-  std::uint64_t write_reconnects() const { return writer_.counts().reconnects; }
+  std::uint64_t write_reconnects() const { return writer_->counts().reconnects; }
   store::OrderArchive::Counts archive_counts() const { return archive_.counts(); }
   market::OrderId next_order_id();
   std::size_t order_count();
@@ -162,6 +163,7 @@ class DurableEngine {
                           bool journaled);
 
   DurableEngineOptions options_;
+  store::Store& store_;
   Metrics& metrics_;
   const util::StopFlag& stop_;
   std::function<void()> on_commit_;
@@ -173,7 +175,7 @@ class DurableEngine {
   std::atomic<bool> fenced_{false};  // for good, once set
   ClosedOrders closed_;              // under the exclusive lock
   store::Projector projector_;
-  store::BatchWriter writer_;
+  std::unique_ptr<store::JournalWriter> writer_;
   std::atomic<std::uint64_t> reloads_{0};
   // Its thread uses everything above, so it is destroyed (stopped) before them.
   store::Batcher batcher_;

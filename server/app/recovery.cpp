@@ -11,7 +11,6 @@
 
 #include "app/durable_engine.hpp"
 #include "app/replay.hpp"
-#include "store/database.hpp"
 #include "util/log.hpp"
 
 namespace app {
@@ -43,11 +42,11 @@ void DurableEngine::recover(store::Ticket failed, store::CommitResult outcome) {
       return;
     }
     try {
-      store::Database db(options_.conninfo, options_.db_timeout);
+      auto reader = store_.state_reader();
       std::unique_lock<boost::shared_mutex> lock(engine_lock_);
       engine_.clear();
       // The projection, then the journal after it; the projector's queue is re-derived.
-      batcher_.set_next_seq(load_state(db, engine_, closed_, projector_).last_seq + 1);
+      batcher_.set_next_seq(load_state(*reader, engine_, closed_, projector_).last_seq + 1);
       available_ = true;
       ++reloads_;
       auto took = std::chrono::duration_cast<std::chrono::milliseconds>(

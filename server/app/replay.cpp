@@ -46,7 +46,7 @@ void replay_entry(const store::JournalEntry& entry, market::Engine& engine, mark
   if (fx.empty()) diverged(entry, "the request changed nothing");
 }
 
-Loaded load_state(store::Database& db, market::Engine& engine, ClosedOrders& closed,
+Loaded load_state(store::StateReader& db, market::Engine& engine, ClosedOrders& closed,
                   store::Projector& projector) {
   const auto started = std::chrono::steady_clock::now();
   projector.discard_queue();

@@ -8,8 +8,8 @@
 #include "app/closed_orders.hpp"
 #include "market/effects.hpp"
 #include "market/engine.hpp"
-#include "store/database.hpp"
 #include "store/journal.hpp"
+#include "store/ports.hpp"
 #include "store/projector.hpp"
 
 namespace app {
@@ -28,7 +28,7 @@ struct Loaded {
 // journal after its position, and hands the replay's effects to the projector so the tables
 // catch up; `closed` is emptied and refilled with the replay's closed orders. Waits for the
 // projector only if very far behind. Logs progress.
-Loaded load_state(store::Database& db, market::Engine& engine, ClosedOrders& closed,
+Loaded load_state(store::StateReader& db, market::Engine& engine, ClosedOrders& closed,
                   store::Projector& projector);
 
 }  // namespace app

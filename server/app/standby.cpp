@@ -17,18 +17,16 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-Standby::Standby(StandbyOptions options, const util::StopFlag& stop)
-    : options_(std::move(options)), stop_(stop), closed_(options_.closed_orders_cached) {}
+Standby::Standby(StandbyOptions options, store::Store& store, const util::StopFlag& stop)
+    : options_(std::move(options)),
+      store_(store),
+      stop_(stop),
+      closed_(options_.closed_orders_cached) {}
 
 Standby::~Standby() { stop(); }
 
-store::Database& Standby::db() {
-  if (!db_ || !db_->usable()) {
-    db_ = std::make_unique<store::Database>(options_.conninfo, options_.db_timeout);
-    // pg_stat_activity tells the follower's session from the others (and
-    // scripts/takeover_bench.py counts its CPU by this name).
-    db_->set_application_name("exchange-standby");
-  }
+store::JournalFollower& Standby::db() {
+  if (!db_ || !db_->usable()) db_ = store_.journal_follower();
   return *db_;
 }
 
@@ -74,8 +72,8 @@ bool Standby::load() {
 bool Standby::poll() {
   const auto asked = Clock::now();
   const std::int64_t applied = applied_seq_;  // only this thread changes it
-  store::Database::JournalTail tail = db().follow_journal(applied, kReadChunk);
-  const store::Database::JournalEnd end = tail.end;
+  store::JournalFollower::Tail tail = db().follow(applied, kReadChunk);
+  const store::JournalFollower::Tail& end = tail;
   journal_seq_ = end.last_seq;
   {
     // The projection holds these now: no new leader will have to write them.

@@ -25,15 +25,13 @@
 
 #include "app/closed_orders.hpp"
 #include "market/engine.hpp"
-#include "store/database.hpp"
 #include "store/deferred_effects.hpp"
+#include "store/ports.hpp"
 #include "util/stop_flag.hpp"
 
 namespace app {
 
 struct StandbyOptions {
-  std::string conninfo;
-  std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   std::size_t closed_orders_cached = kDefaultClosedOrdersCached;
   // How long it waits, once it has read the journal to its end, before reading it again
   // (--standby-poll-ms). Each read is one statement on the active server's database, with a
@@ -63,7 +61,8 @@ struct Followed {
 
 class Standby {
  public:
-  Standby(StandbyOptions options, const util::StopFlag& stop);
+  // `store` opens its journal follower; it must outlive the standby.
+  Standby(StandbyOptions options, store::Store& store, const util::StopFlag& stop);
   ~Standby();
   Standby(const Standby&) = delete;
   Standby& operator=(const Standby&) = delete;
@@ -100,12 +99,13 @@ class Standby {
   bool poll();
   // Empties the engine and loads the projection (under the lock).
   void reload(const std::string& why);
-  store::Database& db();
+  store::JournalFollower& db();
 
   StandbyOptions options_;
+  store::Store& store_;
   const util::StopFlag& stop_;  // the process's
   util::StopFlag following_stop_;
-  std::unique_ptr<store::Database> db_;  // the following thread's (then take_over()'s)
+  std::unique_ptr<store::JournalFollower> db_;  // the following thread's (then take_over()'s)
 
   mutable std::mutex mutex_;  // guards engine_, closed_, unprojected_
   market::Engine engine_;

@@ -8,11 +8,11 @@
 
 #include "cli/role.hpp"
 #include "concurrency/model.hpp"
+#include "leadership/writer_lock.hpp"
 #include "net/listener.hpp"
 #include "schema_sql.hpp"
 #include "store/batch_writer.hpp"
 #include "store/connection_bounds.hpp"
-#include "leadership/writer_lock.hpp"
 #include "util/log.hpp"
 
 namespace cli {
@@ -170,8 +170,9 @@ int serve(ServeOptions options, const MakeService& make, const MakeFollower& fol
       // One writer per database, before anything is read or written (a second server is
       // refused here, without touching the database); held until the process exits.
       writer_lock = std::make_unique<leadership::WriterLock>(
-          leadership::WriterLock::Options{options.serving.db, options.program, options.writer_lock_wait,
-                                     options.db_timeout, options.lease},
+          leadership::WriterLock::Options{options.serving.db, options.program,
+                                          options.writer_lock_wait, options.db_timeout,
+                                          options.lease},
           &shutdown.stop_flag());
       warn_if_superuser(*setup);
       setup->apply_schema(schema_sql(options.schema_path));

@@ -56,8 +56,9 @@ struct ServeOptions {
   int db_wait_seconds = 30;  // --db-wait
   std::chrono::milliseconds db_timeout = store::kDefaultDbTimeout;
   std::chrono::milliseconds writer_lock_wait{5000};
-  std::chrono::milliseconds lease{5000};  // --lease-ms: the writer's lease (leadership/writer_lock.hpp)
-  bool standby = false;                   // --standby: follow, take over (cli/role.hpp)
+  std::chrono::milliseconds lease{
+      5000};             // --lease-ms: the writer's lease (leadership/writer_lock.hpp)
+  bool standby = false;  // --standby: follow, take over (cli/role.hpp)
   std::chrono::milliseconds shutdown_grace{10000};
   // Of the trading port; the budget comes from max_buffered_bytes.
   net::ConnectionLimits limits;

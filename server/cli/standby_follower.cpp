@@ -4,6 +4,7 @@
 
 #include "app/standby.hpp"
 #include "cli/trading_service.hpp"
+#include "store/pg_store.hpp"
 #include "util/log.hpp"
 
 namespace cli {
@@ -17,7 +18,8 @@ class StandbyFollower final : public Follower {
         options_(start.options),
         shutdown_(start.shutdown),
         metrics_(start.metrics),
-        standby_(standby_options(cfg, start.options), start.shutdown.stop_flag()) {
+        store_(start.options.serving.db, start.options.db_timeout),
+        standby_(cfg.standby, store_, start.shutdown.stop_flag()) {
     metrics_.set_state([this] {
       const auto lag = standby_.lag();
       app::Metrics::StateGauges gauges;
@@ -45,7 +47,9 @@ class StandbyFollower final : public Follower {
     handed_over_ = true;
     try {
       return make_trading_service(
-          cfg_, TradingContext{options_, shutdown_, metrics_, epoch, std::move(lease_valid)},
+          cfg_,
+          TradingContext{options_, shutdown_, metrics_, leadership::FencingToken{epoch},
+                         std::move(lease_valid)},
           std::move(state));
     } catch (const std::exception& e) {
       EXCHANGE_LOG(error) << "takeover: starting the active server failed: " << e.what()
@@ -72,18 +76,11 @@ class StandbyFollower final : public Follower {
   }
 
  private:
-  static app::StandbyOptions standby_options(const ServerSettings& cfg,
-                                             const ServeOptions& options) {
-    app::StandbyOptions o = cfg.standby;
-    o.conninfo = options.serving.db;
-    o.db_timeout = options.db_timeout;
-    return o;
-  }
-
   const ServerSettings& cfg_;
   const ServeOptions& options_;
   app::Shutdown& shutdown_;
   app::Metrics& metrics_;
+  store::PgStore store_;  // before the standby, which uses it to the end
   app::Standby standby_;
   bool handed_over_ = false;
 };

@@ -6,6 +6,7 @@
 #include "app/health.hpp"
 #include "app/metrics.hpp"
 #include "app/request_handler.hpp"
+#include "store/pg_store.hpp"
 #include "store/watchdog.hpp"
 
 namespace cli {
@@ -16,9 +17,10 @@ class TradingService final : public Service {
  public:
   // Start-up: loads the state from the database.
   TradingService(const ServerSettings& cfg, const Startup& start)
-      : TradingService(cfg, TradingContext{start.options, start.shutdown, start.metrics,
-                                           start.writer_epoch, start.lease_valid}) {
-    engine_.load(start.db);
+      : TradingService(
+            cfg, TradingContext{start.options, start.shutdown, start.metrics,
+                                leadership::FencingToken{start.writer_epoch}, start.lease_valid}) {
+    engine_.load();
     report(start.options);
   }
   // A standby's takeover: the state it kept up to date.
@@ -54,7 +56,8 @@ class TradingService final : public Service {
   TradingService(const ServerSettings& cfg, const TradingContext& context)
       : metrics_(context.metrics),
         health_(context.options.serving.db, context.options.db_timeout, cfg.ready_max_lag),
-        engine_(engine_options(cfg, context), context.metrics, context.shutdown.stop_flag(),
+        store_(context.options.serving.db, context.options.db_timeout),
+        engine_(engine_options(cfg, context), store_, context.metrics, context.shutdown.stop_flag(),
                 [this] { health_.database_answered(); }),
         handler_(engine_, context.metrics, cfg.handler, context.options.serving.loaded.gate) {}
 
@@ -85,8 +88,7 @@ class TradingService final : public Service {
   static app::DurableEngineOptions engine_options(const ServerSettings& cfg,
                                                   const TradingContext& context) {
     app::DurableEngineOptions o = cfg.engine;
-    o.writer_epoch = context.writer_epoch;
-    o.conninfo = context.options.serving.db;
+    o.fencing = context.fencing;
     o.db_timeout = context.options.db_timeout;
     o.commit_gather = commit_gather(context.options.serving);
     o.on_fenced = [&shutdown = context.shutdown] { shutdown.step_down(); };
@@ -96,6 +98,7 @@ class TradingService final : public Service {
 
   app::Metrics& metrics_;
   app::Health health_;
+  store::PgStore store_;  // before the engine, which uses it to the end
   app::DurableEngine engine_;
   app::RequestHandler handler_;
 };

@@ -9,6 +9,7 @@
 #include "app/standby.hpp"
 #include "cli/serve.hpp"
 #include "cli/server_settings.hpp"
+#include "leadership/fencing.hpp"
 
 namespace cli {
 
@@ -17,7 +18,7 @@ struct TradingContext {
   const ServeOptions& options;
   app::Shutdown& shutdown;
   app::Metrics& metrics;
-  std::int64_t writer_epoch;
+  leadership::FencingToken fencing;  // every write carries it
   std::function<bool()> lease_valid;
 };
 

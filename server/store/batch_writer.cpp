@@ -20,10 +20,10 @@ std::int64_t random_writer_id() {
 
 }  // namespace
 
-BatchWriter::BatchWriter(std::string conninfo, std::int64_t epoch,
+BatchWriter::BatchWriter(std::string conninfo, leadership::FencingToken token,
                          std::chrono::milliseconds resolve_for, std::chrono::milliseconds timeout)
     : conninfo_(std::move(conninfo)),
-      epoch_(epoch),
+      epoch_(token.epoch),
       resolve_for_(resolve_for),
       timeout_(timeout),
       writer_id_(random_writer_id()) {}

@@ -9,9 +9,9 @@
 // it was, so clients are never told "not applied" about a committed request. A commit that gets
 // no answer within the database timeout counts as a broken connection (the watchdog closes it).
 //
-// Every write carries the writer epoch this process was given (leadership/writer_lock.hpp): one that
-// finds another epoch in place throws Fenced, and so does every write after it, without
-// asking PostgreSQL again.
+// Every write carries the writer epoch this process was given (leadership/writer_lock.hpp): one
+// that finds another epoch in place throws Fenced, and so does every write after it, without asking
+// PostgreSQL again.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -23,35 +23,32 @@
 #include "store/batcher.hpp"
 #include "store/database.hpp"
 #include "store/journal.hpp"
+#include "store/ports.hpp"
 #include "util/stop_flag.hpp"
 
 namespace store {
 
-class BatchWriter {
+class BatchWriter final : public JournalWriter {
  public:
-  // `epoch`: the writer epoch the writes must find; `resolve_for`: how long to keep trying to
+  // `token`: the writer epoch the writes must find; `resolve_for`: how long to keep trying to
   // learn a broken commit's outcome; `timeout` bounds each call on PostgreSQL (Database).
-  BatchWriter(std::string conninfo, std::int64_t epoch,
+  BatchWriter(std::string conninfo, leadership::FencingToken token,
               std::chrono::milliseconds resolve_for = std::chrono::seconds(10),
               std::chrono::milliseconds timeout = kDefaultDbTimeout);
   // Returns once batch number `sequence` (its journal `entries`) is committed. Throws
   // CommitOutcomeUnknown if the connection broke and PostgreSQL stayed unreachable for resolve_for,
   // Fenced if another writer took over (now or earlier); any other exception means nothing of the
   // batch is stored.
-  void write(const std::vector<JournalEntry>& entries, std::uint64_t sequence);
+  void write(const std::vector<JournalEntry>& entries, std::uint64_t sequence) override;
   // Another writer took over (the writer lock's keeper found out): every later write throws
   // Fenced with `why`. Thread-safe.
-  void fence(const std::string& why);
+  void fence(const std::string& why) override;
   // For a shutdown whose grace period is over: from now on nothing more is written (writes
   // throw, "not applied"), and a broken commit's outcome is no longer looked up (unknown).
   // Thread-safe.
-  void abandon() { abandoned_ = true; }
+  void abandon() override { abandoned_ = true; }
 
-  struct Counts {
-    std::uint64_t broken_commits = 0;  // commits whose connection broke or timed out
-    std::uint64_t reconnects = 0;      // new write connections after the first
-  };
-  Counts counts() const { return {broken_commits_.load(), reconnects_.load()}; }
+  Counts counts() const override { return {broken_commits_.load(), reconnects_.load()}; }
 
  private:
   // After a failed write: true if it committed after all; throws CommitOutcomeUnknown.

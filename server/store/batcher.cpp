@@ -50,8 +50,12 @@ void Batcher::set_next_seq(std::int64_t seq) {
 
 Ticket Batcher::visible_ticket() {
   std::lock_guard<std::mutex> lock(mutex_);
-  // An empty open batch holds nothing anyone could have seen: the one before it covers all.
-  return open_.empty() ? open_ticket_ - 1 : open_ticket_;
+  // An empty open batch holds nothing anyone could have seen: the one before it covers all,
+  // unless that one failed: the engine was then rebuilt from what is durable, so the last
+  // committed batch covers all (reads after a failed commit must not inherit its failure).
+  if (!open_.empty()) return open_ticket_;
+  CommitResult outcome;
+  return failed(open_ticket_ - 1, outcome) ? committed_through_ : open_ticket_ - 1;
 }
 
 void Batcher::poison_open_batch() {

@@ -19,17 +19,10 @@
 #include "leadership/fencing.hpp"
 #include "market/engine.hpp"
 #include "store/journal.hpp"
+#include "store/ports.hpp"
 #include "store/projection_rows.hpp"
 
 namespace store {
-
-// A call got no answer within its limit: PostgreSQL (or the network to it) went silent.
-// What it wrote, if anything, is as unknown as after any broken connection.
-struct DatabaseTimeout : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-constexpr std::chrono::milliseconds kDefaultDbTimeout{5000};
 
 // One server process (backend) of PostgreSQL: its pid, and its start time, which tells it
 // from a later backend that got the same pid.

@@ -6,8 +6,9 @@
 
 namespace store {
 
-OrderArchive::OrderArchive(Options options)
+OrderArchive::OrderArchive(Options options, Connect connect)
     : options_(std::move(options)),
+      connect_(std::move(connect)),
       max_waiting_(kWaitingPerConnection * std::max<std::size_t>(1, options_.connections)) {
   for (std::size_t i = 0; i < std::max<std::size_t>(1, options_.connections); ++i)
     threads_.emplace_back([this] { run(); });
@@ -58,7 +59,7 @@ OrderArchive::Counts OrderArchive::counts() const {
 
 void OrderArchive::run() {
   // This thread's connection: opened at its first lookup, closed when the thread ends.
-  std::unique_ptr<Database> db;
+  std::unique_ptr<ArchiveReader> db;
   for (;;) {
     Lookup lookup;
     {
@@ -84,7 +85,8 @@ void OrderArchive::run() {
   drop(db);
 }
 
-OrderArchive::Answer OrderArchive::look_up(std::unique_ptr<Database>& db, const Lookup& lookup) {
+OrderArchive::Answer OrderArchive::look_up(std::unique_ptr<ArchiveReader>& db,
+                                           const Lookup& lookup) {
   Answer answer;
   // A connection idle since its last lookup may have been closed meanwhile (a PostgreSQL
   // restart, idle_session_timeout, an administrator): a lookup that finds it broken is retried
@@ -113,15 +115,13 @@ OrderArchive::Answer OrderArchive::look_up(std::unique_ptr<Database>& db, const 
   }
 }
 
-std::unique_ptr<Database> OrderArchive::connect() {
-  auto db = std::make_unique<Database>(options_.conninfo, options_.timeout);
-  // Lets operators (and tests) tell the archive's connections in pg_stat_activity.
-  db->set_application_name("exchange-archive");
+std::unique_ptr<ArchiveReader> OrderArchive::connect() {
+  auto db = connect_();
   connected_.fetch_add(1, std::memory_order_relaxed);
   return db;
 }
 
-void OrderArchive::drop(std::unique_ptr<Database>& db) {
+void OrderArchive::drop(std::unique_ptr<ArchiveReader>& db) {
   if (!db) return;
   db.reset();
   connected_.fetch_sub(1, std::memory_order_relaxed);

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "market/types.hpp"
-#include "store/database.hpp"
+#include "store/ports.hpp"
 
 namespace store {
 
@@ -34,10 +34,11 @@ class OrderArchive {
   static constexpr std::size_t kWaitingPerConnection = 64;
 
   struct Options {
-    std::string conninfo;
-    std::chrono::milliseconds timeout = kDefaultDbTimeout;  // bounds each statement
-    std::size_t connections = 2;                            // threads, and so connections
+    std::size_t connections = 2;  // threads, and so connections
   };
+  // Opens a connection (a thread's, at its first lookup and after one broke). Throws if the
+  // store cannot be reached.
+  using Connect = std::function<std::unique_ptr<ArchiveReader>()>;
 
   struct Answer {
     enum class Kind {
@@ -51,7 +52,7 @@ class OrderArchive {
   };
   using Done = std::function<void(Answer)>;
 
-  explicit OrderArchive(Options options);
+  OrderArchive(Options options, Connect connect);
   ~OrderArchive();
   OrderArchive(const OrderArchive&) = delete;
   OrderArchive& operator=(const OrderArchive&) = delete;
@@ -85,11 +86,12 @@ class OrderArchive {
   };
   void run();
   // One lookup on this thread's connection `db`, which it opens or replaces as needed.
-  Answer look_up(std::unique_ptr<Database>& db, const Lookup& lookup);
-  std::unique_ptr<Database> connect();
-  void drop(std::unique_ptr<Database>& db);
+  Answer look_up(std::unique_ptr<ArchiveReader>& db, const Lookup& lookup);
+  std::unique_ptr<ArchiveReader> connect();
+  void drop(std::unique_ptr<ArchiveReader>& db);
 
   const Options options_;
+  Connect connect_;
   const std::size_t max_waiting_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -6,16 +6,13 @@
 #include <vector>
 
 #include "leadership/fencing.hpp"
-#include "leadership/session_names.hpp"
-#include "store/database.hpp"
 #include "util/log.hpp"
 
 namespace store {
 
-Projector::Projector(std::string conninfo, std::int64_t epoch, std::chrono::milliseconds timeout,
+Projector::Projector(std::unique_ptr<ProjectionWriter> writer, std::chrono::milliseconds timeout,
                      std::int64_t journal_keep, std::chrono::milliseconds delay, FencedFn on_fenced)
-    : conninfo_(std::move(conninfo)),
-      epoch_(epoch),
+    : writer_(std::move(writer)),
       timeout_(timeout),
       journal_keep_(journal_keep),
       delay_(delay),
@@ -113,20 +110,6 @@ Projector::Failures Projector::failures() const {
   return failures_;
 }
 
-void Projector::connect() {
-  db_ = std::make_unique<Database>(conninfo_, timeout_);
-  db_->set_application_name(leadership::kProjectorSession);
-  db_->prepare_writes();
-  if (end_backend_) {
-    // Until it is gone, the statement cut off may still be running (and holding locks).
-    if (!db_->end_backend(backend_, timeout_))
-      EXCHANGE_LOG(warn) << "the projector's previous backend (pid " << backend_.pid
-                         << ") did not end within " << timeout_.count() << " ms";
-    end_backend_ = false;
-  }
-  backend_ = db_->backend();
-}
-
 void Projector::release_waits() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -155,8 +138,7 @@ bool Projector::write(const ProjectionRows& rows, std::int64_t through_seq,
   auto last_error_log = std::chrono::steady_clock::time_point();
   for (int attempt = 1;; ++attempt) {
     try {
-      if (!db_) connect();
-      db_->project(rows, through_seq, epoch_, pace);
+      writer_->write(rows, through_seq, pace);
       if (attempt > 1)
         EXCHANGE_LOG(warn) << "projection written through journal seq " << through_seq << " after "
                            << attempt << " attempts";
@@ -167,9 +149,7 @@ bool Projector::write(const ProjectionRows& rows, std::int64_t through_seq,
       fenced(e.what());
       return false;
     } catch (const std::exception& e) {
-      // A fresh connection for the retry; the old one's backend is ended first.
-      if (db_ && backend_.pid != 0) end_backend_ = true;
-      db_.reset();
+      // The writer starts afresh for the retry (a new connection, the old one's backend ended).
       {
         std::lock_guard<std::mutex> lock(mutex_);
         ++failures_.in_a_row;
@@ -229,26 +209,23 @@ void Projector::trim_journal(std::int64_t projected_through) {
   // In chunks: one DELETE per 1,000 entries keeps each statement short and the cost off the
   // reply path (the projector has its own connection).
   constexpr std::int64_t kTrimEvery = 1000;
-  if (journal_keep_ <= 0 || !db_) return;
+  if (journal_keep_ <= 0) return;
   const std::int64_t through = projected_through - journal_keep_;
   if (through < trimmed_through_ + kTrimEvery) return;
   try {
-    const std::int64_t deleted = db_->trim_journal(through, epoch_);
+    const std::int64_t deleted = writer_->trim_journal(through);
     trimmed_through_ = through;
     EXCHANGE_LOG(debug) << "journal trimmed through seq " << through << " (" << deleted
                         << " entries deleted)";
   } catch (const leadership::Fenced& e) {
     fenced(e.what());
   } catch (const std::exception& e) {
-    if (backend_.pid != 0) end_backend_ = true;
-    db_.reset();
     EXCHANGE_LOG(warn) << "trimming the journal through seq " << through
                        << " failed (retried later): " << e.what();
   }
 }
 
 void Projector::fenced(const std::string& why) {
-  db_.reset();
   fence();
   if (on_fenced_) on_fenced_(why);
 }
@@ -274,12 +251,6 @@ void Projector::log_progress(std::chrono::steady_clock::time_point& last_log,
 void Projector::run() {
   // Named for top -H and perf (scripts/profile.sh splits the server's CPU by thread).
   pthread_setname_np(pthread_self(), "exch-projector");
-  // Connect at once (tests look for the projector's connection); a failure is retried later.
-  try {
-    connect();
-  } catch (const std::exception&) {
-    db_.reset();
-  }
   auto last_log = std::chrono::steady_clock::now();
   std::int64_t last_logged_seq = queued_seq();
   std::unique_lock<std::mutex> lock(mutex_);

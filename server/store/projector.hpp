@@ -1,21 +1,21 @@
 #pragma once
 // Keeps the SQL tables (accounts, positions, orders, executions) a projection of the journal,
 // off the reply path. Each committed journal batch's effects are queued here in order, unmerged
-// (store/deferred_effects.hpp; a replay's chunks come merged already); one thread with its own
-// connection merges whatever has queued into ProjectionRows (store/projection_rows.hpp: the last
-// row per key wins, executions appended) and writes it in one transaction together with
-// projection_position, so the tables always hold the state as of one journal seq. The journal is
-// the truth: a failed write is retried with backoff on a fresh connection (the old connection's
-// backend is terminated, so a statement cut off by the timeout does not keep running), and
-// meanwhile the projection only lags; failures() and oldest_unprojected() let health and metrics
-// say so.
+// (store/deferred_effects.hpp; a replay's chunks come merged already); one thread merges
+// whatever has queued into ProjectionRows (store/projection_rows.hpp: the last row per key wins,
+// executions appended) and hands it to its ProjectionWriter (store/ports.hpp), which writes it in
+// one transaction together with projection_position, so the tables always hold the state as of
+// one journal seq. When to write, how much at once and how fast (the pacing) is decided here
+// alone. The journal is the truth: a failed write is retried with backoff (the writer starts
+// afresh), and meanwhile the projection only lags; failures() and oldest_unprojected() let
+// health and metrics say so.
 //
 // Everything here is counted in rows (what the requests produced, before merging), the unit of
 // both memory and database work. Past kWarnPendingRows the log says so every 10 s. The queue
 // is bounded by whoever feeds it: app::DurableEngine pauses its commits while the projection lags
 // too far (wait_pending_below), and so does a start-up or reload replay.
 //
-// Its writes carry the writer epoch (leadership/writer_lock.hpp). Once one is fenced (another
+// Its writer carries the fencing token (leadership/fencing.hpp). Once one is fenced (another
 // server took over the database), or fence() is called, it never writes again: a stale
 // projector would overwrite the new writer's rows with old final values. Whatever is queued
 // then is dropped and every wait returns.
@@ -31,8 +31,8 @@
 #include <thread>
 #include <vector>
 
-#include "store/database.hpp"
 #include "store/deferred_effects.hpp"
+#include "store/ports.hpp"
 #include "store/projection_rows.hpp"
 
 namespace store {
@@ -40,8 +40,8 @@ namespace store {
 class Projector {
  public:
   static constexpr std::size_t kWarnPendingRows = 1000000;
-  // Rows merged into one write at most (each COPY of it holds at most Database::kRowsPerStep
-  // rows, each statement Database::kRowsPerPace per table): about a second of projection here.
+  // Rows merged into one write at most (each COPY of it holds at most kRowsPerStep rows, each
+  // statement kRowsPerPace per table, store/database.hpp): about a second of projection here.
   static constexpr std::size_t kMaxRowsPerWrite = 100000;
   // How long queued effects gather before a write by default (unless kMaxRowsPerWrite are
   // queued, or no batch came for kQuietFor): under load the projection trails the journal by
@@ -49,18 +49,18 @@ class Projector {
   static constexpr std::chrono::milliseconds kDefaultGather{500};
   static constexpr std::chrono::milliseconds kQuietFor{50};
   // A write of at least this many rows is spread over most of the gather interval (write();
-  // there a changed row counts as Database::kChangedRowCost).
+  // there a changed row counts as kChangedRowCost, store/database.hpp).
   static constexpr std::size_t kRowsToSpread = 5000;
 
   // Runs once, on the projector's thread, when one of its writes was fenced; with why.
   using FencedFn = std::function<void(const std::string& why)>;
 
-  // `epoch`: the writer epoch its writes must find. `timeout` bounds each of its PostgreSQL
-  // calls (--db-timeout-ms): a reload waits for the write in progress, so a silent connection
-  // must not hold it longer than any other call. `journal_keep`: once projected, journal
+  // `writer`: where the rows go (its writes carry the fencing token). `timeout`: what bounds
+  // each of the writer's calls (--db-timeout-ms); a write is spread over at most a quarter of
+  // it. `journal_keep`: once projected, journal
   // entries older than the newest `journal_keep` are deleted (0 keeps the whole journal).
   // `delay` (a test aid, 0 in production) holds each write back that long.
-  Projector(std::string conninfo, std::int64_t epoch, std::chrono::milliseconds timeout,
+  Projector(std::unique_ptr<ProjectionWriter> writer, std::chrono::milliseconds timeout,
             std::int64_t journal_keep = 0,
             std::chrono::milliseconds delay = std::chrono::milliseconds(0),
             FencedFn on_fenced = nullptr);
@@ -121,9 +121,6 @@ class Projector {
   // the projection is behind (half a write's rows more queued behind it).
   void pause_until(std::chrono::steady_clock::time_point until, std::uint64_t generation,
                    std::size_t queued);
-  // A connection for the next write: a new one after a failure, and then the failed one's
-  // backend is ended (a statement the timeout cut off may still be running there).
-  void connect();
   // Deletes projected journal entries beyond `journal_keep`, a chunk at a time; a failure
   // only postpones it.
   void trim_journal(std::int64_t projected_through);
@@ -131,17 +128,13 @@ class Projector {
   void fenced(const std::string& why);
   void log_progress(std::chrono::steady_clock::time_point& last_log, std::int64_t& last_seq);
 
-  std::string conninfo_;
-  std::int64_t epoch_;
+  std::unique_ptr<ProjectionWriter> writer_;  // the projector thread's
   std::chrono::milliseconds timeout_;
   std::int64_t journal_keep_;
   std::int64_t trimmed_through_ = 0;  // the projector thread's
   std::chrono::milliseconds delay_;
   std::chrono::milliseconds gather_ = kDefaultGather;
   FencedFn on_fenced_;
-  std::unique_ptr<Database> db_;  // the projector thread's own
-  Backend backend_;               // db_'s; ended once db_ failed
-  bool end_backend_ = false;      // the previous connection failed: end backend_
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;     // work queued, or stopping

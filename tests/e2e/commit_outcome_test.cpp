@@ -73,7 +73,8 @@ TEST_CASE("a batch's mark on its last journal row tells whether it committed", "
 
 TEST_CASE("BatchWriter: a refused write is 'not applied', then the writer carries on", "[e2e]") {
   const std::int64_t epoch = fresh_schema();
-  store::BatchWriter writer(database_url(), epoch, std::chrono::seconds(2));
+  store::BatchWriter writer(database_url(), leadership::FencingToken{epoch},
+                            std::chrono::seconds(2));
   writer.write(account_batch(1, "990011"), 1);
   bool unknown = false, threw = false;
   try {
@@ -93,8 +94,8 @@ TEST_CASE("BatchWriter: a refused write is 'not applied', then the writer carrie
 TEST_CASE("BatchWriter: a database that cannot be reached is 'not applied', never 'unknown'",
           "[e2e]") {
   // Nothing was sent, so nothing can have committed: no need to ask.
-  store::BatchWriter writer("postgresql://postgres@127.0.0.1:1/none?connect_timeout=1", 1,
-                            std::chrono::milliseconds(200));
+  store::BatchWriter writer("postgresql://postgres@127.0.0.1:1/none?connect_timeout=1",
+                            leadership::FencingToken{1}, std::chrono::milliseconds(200));
   bool unknown = false, threw = false;
   try {
     writer.write(account_batch(1, "990021"), 1);
@@ -110,7 +111,8 @@ TEST_CASE("BatchWriter: a database that cannot be reached is 'not applied', neve
 TEST_CASE("a write under a superseded writer epoch is fenced: nothing stored, not even its mark",
           "[e2e]") {
   const std::int64_t epoch = fresh_schema();
-  store::BatchWriter writer(database_url(), epoch, std::chrono::seconds(2));
+  store::BatchWriter writer(database_url(), leadership::FencingToken{epoch},
+                            std::chrono::seconds(2));
   writer.write(account_batch(1, "990031"), 1);
   {
     // What a new writer does once it holds the writer lock (query_value would not commit), as

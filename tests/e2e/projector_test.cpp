@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <pqxx/pqxx>
 
+#include "store/database.hpp"
+#include "store/pg_store.hpp"
 #include "support/server_process.hpp"
 #include "support/test_database.hpp"
 
@@ -20,6 +22,12 @@ using namespace std::chrono_literals;
 using market::Decimal;
 
 namespace {
+
+// The PostgreSQL projection writer, as the server's store opens it.
+std::unique_ptr<store::ProjectionWriter> pg_writer(std::int64_t epoch,
+                                                   std::chrono::milliseconds timeout) {
+  return store::PgStore(database_url(), timeout).projection_writer({epoch});
+}
 
 // One request's effects: account `id` with `balance`.
 store::DeferredEffects account_effects(const std::string& id, int balance) {
@@ -66,7 +74,7 @@ TEST_CASE("queued batches are written in order, with projection_position; the ba
           "[e2e][projector]") {
   const std::int64_t epoch = fresh_schema();
   // Each write held back 400 ms, so the backlog can be seen.
-  store::Projector projector(database_url(), epoch, 5s, 0, 400ms);
+  store::Projector projector(pg_writer(epoch, 5s), 5s, 0, 400ms);
   projector.start();
   CHECK(projector.pending_rows() == 0);
   CHECK(projector.oldest_unprojected() == 0ms);
@@ -104,7 +112,7 @@ TEST_CASE(
     "[e2e][projector]") {
   const std::int64_t epoch = fresh_schema();
   // Held back so that both land in one write; the first alone needs two statements.
-  store::Projector projector(database_url(), epoch, 5s, 0, 400ms);
+  store::Projector projector(pg_writer(epoch, 5s), 5s, 0, 400ms);
   projector.start();
   const std::size_t per_statement = store::Database::kRowsPerPace;  // changed rows
   store::ProjectionRows merged;  // as a replay hands over a chunk
@@ -137,7 +145,7 @@ TEST_CASE(
 TEST_CASE("a write that outlives the timeout on a locked table is retried on a fresh connection",
           "[e2e][projector]") {
   const std::int64_t epoch = fresh_schema();
-  store::Projector projector(database_url(), epoch, 500ms);
+  store::Projector projector(pg_writer(epoch, 500ms), 500ms);
   projector.start();
   REQUIRE(eventually([] { return projector_pid() != 0; }));
   const int first_pid = projector_pid();
@@ -172,7 +180,7 @@ TEST_CASE("a write that outlives the timeout on a locked table is retried on a f
 TEST_CASE("a write on a terminated backend is retried on a fresh connection and counted",
           "[e2e][projector]") {
   const std::int64_t epoch = fresh_schema();
-  store::Projector projector(database_url(), epoch, 5s);
+  store::Projector projector(pg_writer(epoch, 5s), 5s);
   projector.start();
   REQUIRE(eventually([] { return projector_pid() != 0; }));
   const int first_pid = projector_pid();
@@ -192,7 +200,7 @@ TEST_CASE("a write on a terminated backend is retried on a fresh connection and 
 
 TEST_CASE("fence() stops every write and drops the queue", "[e2e][projector]") {
   const std::int64_t epoch = fresh_schema();
-  store::Projector projector(database_url(), epoch, 5s, 0, 500ms);
+  store::Projector projector(pg_writer(epoch, 5s), 5s, 0, 500ms);
   projector.start();
   projector.enqueue(account_effects("940001", 1), 1);
   projector.enqueue(account_effects("940002", 2), 2);
@@ -217,7 +225,7 @@ TEST_CASE("a write under a superseded writer epoch is fenced: nothing written, o
   const std::int64_t epoch = fresh_schema();
   std::atomic<int> fenced_calls{0};
   std::string why;
-  store::Projector projector(database_url(), epoch, 5s, 0, 0ms, [&](const std::string& w) {
+  store::Projector projector(pg_writer(epoch, 5s), 5s, 0, 0ms, [&](const std::string& w) {
     why = w;
     ++fenced_calls;
   });
