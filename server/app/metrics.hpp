@@ -126,8 +126,20 @@ class Metrics final : public serving::MetricsSink {
     StateGauges state;
   };
   Sample sample();
+  // What one scrape of /metrics reads: the gauges sampled now, this object's counters and
+  // histograms, and the process's resident memory in KiB (-1 if unknown).
+  struct Scrape : Sample {
+    const Metrics* metrics;
+    long rss_kb;
+  };
+  // The families /metrics exposes, in order (app/metrics_rows.cpp). A static member so that
+  // the rows may read the private counters.
+  static const std::vector<prometheus::Row<Scrape>> kRows;
 
   static constexpr int kRoots = 3, kLabels = 4;  // kLabels: label_of's values
+  // The labels of exchange_requests_total: root by Root, outcome by label_of's index.
+  static constexpr const char* kRootNames[kRoots] = {"create", "transactions", "invalid"};
+  static constexpr const char* kLabelNames[kLabels] = {"ok", "rejected", "unavailable", "failed"};
   std::atomic<std::uint64_t> answered_[kRoots][kLabels] = {};
   std::atomic<std::uint64_t> commits_failed_{0};
   prometheus::Histogram request_seconds_;
@@ -136,7 +148,6 @@ class Metrics final : public serving::MetricsSink {
   prometheus::Histogram batch_requests_;
   std::function<StateGauges()> state_;  // guarded by gauges_mutex_
   std::shared_ptr<const auth::Gate> auth_;
-  void append_auth(std::string& out) const;
 
   std::atomic<bool> enabled_{false};
   std::atomic<std::uint64_t> arrivals_{0};

@@ -17,16 +17,18 @@ void Histogram::observe(double value) {
   }
 }
 
-void Histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
+SeriesList Histogram::series(const std::string& labels) const {
   const std::string sep = labels.empty() ? "" : labels + ",";
+  SeriesList out;
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i <= bounds_.size(); ++i) {
     cumulative += buckets_[i].load(std::memory_order_relaxed);
     std::string le = i < bounds_.size() ? number(bounds_[i]) : "+Inf";
-    sample(out, name + "_bucket", sep + "le=\"" + le + "\"", static_cast<double>(cumulative));
+    out.push_back({"_bucket", sep + "le=\"" + le + "\"", static_cast<double>(cumulative)});
   }
-  sample(out, name + "_sum", labels, sum_.load(std::memory_order_relaxed));
-  sample(out, name + "_count", labels, static_cast<double>(cumulative));
+  out.push_back({"_sum", labels, sum_.load(std::memory_order_relaxed)});
+  out.push_back({"_count", labels, static_cast<double>(cumulative)});
+  return out;
 }
 
 std::vector<double> exponential_buckets(double start, double factor, int count) {
@@ -35,15 +37,38 @@ std::vector<double> exponential_buckets(double start, double factor, int count) 
   return out;
 }
 
+namespace {
+
+// "# HELP name help" and "# TYPE name type".
 void header(std::string& out, const std::string& name, const std::string& type,
             const std::string& help) {
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
+// "name{labels} value".
 void sample(std::string& out, const std::string& name, const std::string& labels, double value) {
   out += name;
   if (!labels.empty()) out += "{" + labels + "}";
   out += " " + number(value) + "\n";
+}
+
+}  // namespace
+
+void family(std::string& out, const std::string& name, const std::string& type,
+            const std::string& help, const SeriesList& series) {
+  if (series.empty()) return;
+  header(out, name, type, help);
+  for (const Series& s : series) sample(out, name + s.suffix, s.labels, s.value);
+}
+
+SeriesList single(long value) {
+  if (value < 0) return {};
+  return {{"", "", static_cast<double>(value)}};
+}
+
+SeriesList seconds_from_ms(long ms) {
+  if (ms < 0) return {};
+  return {{"", "", ms / 1000.0}};
 }
 
 std::string number(double value) {

@@ -126,6 +126,104 @@ void warn_if_superuser(store::Database& db) {
                           "(docs/OPERATIONS.md, \"The database role\")";
 }
 
+// Stops the writer lock's keeper, if one was started, when it goes out of scope.
+struct StopKeeper {
+  std::unique_ptr<leadership::WriterLock>& lock;
+  ~StopKeeper() {
+    if (lock) lock->stop_keeping();
+  }
+};
+
+// The active server's start-up: takes the database's writer lock (into `writer_lock`, held
+// until the process exits), applies the schema, fences the previous writer, and builds the
+// Service from the state it loads. The lock's keeper reports a fence to `relay`.
+std::unique_ptr<Service> start_active(const ServeOptions& options, const MakeService& make,
+                                      app::Shutdown& shutdown, app::Metrics& metrics,
+                                      FenceRelay& relay,
+                                      std::unique_ptr<leadership::WriterLock>& writer_lock) {
+  auto setup = store::connect_with_retry(options.serving.db, options.db_wait_seconds,
+                                         &shutdown.stop_flag(), options.db_timeout);
+  // One writer per database, before anything is read or written (a second server is
+  // refused here, without touching the database); held until the process exits.
+  writer_lock = std::make_unique<leadership::WriterLock>(
+      leadership::WriterLock::Options{options.serving.db, options.program, options.writer_lock_wait,
+                                      options.db_timeout, options.lease},
+      &shutdown.stop_flag());
+  warn_if_superuser(*setup);
+  setup->apply_schema(schema_sql(options.schema_path));
+  if (options.check_database) options.check_database(options.serving.db);
+  // From here on the previous writer's appends are fenced: the state loaded next is final.
+  const leadership::FencingToken fencing{writer_lock->begin_epoch()};
+  // Kept, and its lease renewed, from now on: through a load that may outlast the lease.
+  writer_lock->keep([&relay](const std::string& why) { relay.fence(why); });
+  if (options.reset) {
+    setup->reset();
+    EXCHANGE_LOG(info) << options.reset_note;
+  }
+  leadership::WriterLock* lock = writer_lock.get();
+  return make(
+      Startup{options, *setup, fencing, shutdown, metrics, [lock] { return lock->lease_valid(); }});
+}
+
+// The concurrency model that serves clients, with the connection limits, buffer budget,
+// authentication and TLS of `options`.
+std::unique_ptr<concurrency::Model> make_model(const ServeOptions& options) {
+  concurrency::ModelOptions for_model = model_options(options.serving);
+  for_model.simulated_io_ms_per_child = options.simulated_io_ms_per_child;
+  for_model.limits = options.limits;
+  for_model.limits.budget = std::make_shared<net::BufferBudget>(options.max_buffered_bytes);
+  for_model.limits.auth = options.serving.loaded.gate;
+  for_model.limits.tls = options.serving.loaded.tls;
+  return concurrency::find_model(options.serving.model)->make(for_model);
+}
+
+// What a signal does (app::Shutdown): stop the model, abandon what the service still waits
+// for, and on SIGHUP reload the principals file.
+void set_shutdown_actions(app::Shutdown& shutdown, concurrency::Model& model, Service& service,
+                          std::shared_ptr<auth::Gate> gate) {
+  shutdown.set_actions([&model] { model.stop(); }, [&service] { service.abandon(); },
+                       [gate = std::move(gate)] {
+                         if (gate)
+                           gate->reload();
+                         else
+                           EXCHANGE_LOG(info) << "SIGHUP: nothing to reload (no --principals)";
+                       });
+}
+
+// Serves clients (and operators, on the admin port) until a signal or a step-down stops the
+// model, then stops the service and the metrics.
+void serve_clients(const ServeOptions& options, Service& service, app::Shutdown& shutdown,
+                   app::Metrics& metrics) {
+  metrics.set_auth(options.serving.loaded.gate);
+  auto model = make_model(options);
+  std::unique_ptr<net::AdminHttpServer> admin;
+  if (options.admin.port != 0) admin = start_admin(options.admin, metrics, service, shutdown);
+  // Before what the admin port reads goes away, also on the way out of an exception.
+  struct StopAdmin {
+    std::unique_ptr<net::AdminHttpServer>& admin;
+    ~StopAdmin() {
+      if (admin) admin->stop();
+    }
+  } stop_admin{admin};
+  // Bound after the admin port: once clients (and tests) can connect, operators can too.
+  net::Listener listener(options.serving.bind, static_cast<std::uint16_t>(options.serving.port));
+
+  service.start();
+  set_shutdown_actions(shutdown, *model, service, options.serving.loaded.gate);
+  // The actions touch what is declared above: they end before it is destroyed.
+  struct ActionsEnd {
+    app::Shutdown& s;
+    ~ActionsEnd() { s.finished(); }
+  } actions_end{shutdown};
+  EXCHANGE_LOG(info) << "serving on " << options.serving.bind << ":" << listener.port()
+                     << " with model " << options.serving.model << " (" << service.loaded() << ")";
+  if (!shutdown.stop_flag().requested()) model->run(listener, service.handler(), metrics);
+  service.stop(shutdown.forced());
+  shutdown.finished();
+  metrics.stop();
+  EXCHANGE_LOG(info) << "stopped after " << service.summary();
+}
+
 }  // namespace
 
 std::string schema_sql(const std::string& path) {
@@ -155,86 +253,16 @@ int serve(ServeOptions options, const MakeService& make, const MakeFollower& fol
     std::unique_ptr<Service> service;
     // The keeper calls into the service: it ends before the service is destroyed, also on the
     // way out of an exception.
-    struct StopKeeper {
-      std::unique_ptr<leadership::WriterLock>& lock;
-      ~StopKeeper() {
-        if (lock) lock->stop_keeping();
-      }
-    } stop_keeper{writer_lock};
+    StopKeeper stop_keeper{writer_lock};
     if (options.standby) {
       // Queues for the lock, loads, and takes over by itself once the lock is its own.
       service = std::make_unique<StandbyRole>(options, follow, shutdown, metrics);
     } else {
-      auto setup = store::connect_with_retry(options.serving.db, options.db_wait_seconds,
-                                             &shutdown.stop_flag(), options.db_timeout);
-      // One writer per database, before anything is read or written (a second server is
-      // refused here, without touching the database); held until the process exits.
-      writer_lock = std::make_unique<leadership::WriterLock>(
-          leadership::WriterLock::Options{options.serving.db, options.program,
-                                          options.writer_lock_wait, options.db_timeout,
-                                          options.lease},
-          &shutdown.stop_flag());
-      warn_if_superuser(*setup);
-      setup->apply_schema(schema_sql(options.schema_path));
-      if (options.check_database) options.check_database(options.serving.db);
-      // From here on the previous writer's appends are fenced: the state loaded next is final.
-      const std::int64_t epoch = writer_lock->begin_epoch();
-      // Kept, and its lease renewed, from now on: through a load that may outlast the lease.
-      writer_lock->keep([&relay](const std::string& why) { relay.fence(why); });
-      if (options.reset) {
-        setup->reset();
-        EXCHANGE_LOG(info) << options.reset_note;
-      }
-      leadership::WriterLock* lock = writer_lock.get();
-      service = make(Startup{options, *setup, epoch, shutdown, metrics,
-                             [lock] { return lock->lease_valid(); }});
-      setup.reset();
+      service = start_active(options, make, shutdown, metrics, relay, writer_lock);
       relay.attach(*service);
     }
-
     if (!options.metrics_path.empty()) metrics.start_csv(options.metrics_path);
-    concurrency::ModelOptions for_model = model_options(options.serving);
-    for_model.simulated_io_ms_per_child = options.simulated_io_ms_per_child;
-    for_model.limits = options.limits;
-    for_model.limits.budget = std::make_shared<net::BufferBudget>(options.max_buffered_bytes);
-    for_model.limits.auth = options.serving.loaded.gate;
-    for_model.limits.tls = options.serving.loaded.tls;
-    metrics.set_auth(options.serving.loaded.gate);
-    auto model = concurrency::find_model(options.serving.model)->make(for_model);
-
-    std::unique_ptr<net::AdminHttpServer> admin;
-    if (options.admin.port != 0) admin = start_admin(options.admin, metrics, *service, shutdown);
-    // Before what the admin port reads goes away, also on the way out of an exception.
-    struct StopAdmin {
-      std::unique_ptr<net::AdminHttpServer>& admin;
-      ~StopAdmin() {
-        if (admin) admin->stop();
-      }
-    } stop_admin{admin};
-    // Bound after the admin port: once clients (and tests) can connect, operators can too.
-    net::Listener listener(options.serving.bind, static_cast<std::uint16_t>(options.serving.port));
-
-    service->start();
-    shutdown.set_actions([&] { model->stop(); }, [&] { service->abandon(); },
-                         [gate = options.serving.loaded.gate] {
-                           if (gate)
-                             gate->reload();
-                           else
-                             EXCHANGE_LOG(info) << "SIGHUP: nothing to reload (no --principals)";
-                         });
-    // The actions touch what is declared above: they end before it is destroyed.
-    struct ActionsEnd {
-      app::Shutdown& s;
-      ~ActionsEnd() { s.finished(); }
-    } actions_end{shutdown};
-    EXCHANGE_LOG(info) << "serving on " << options.serving.bind << ":" << listener.port()
-                       << " with model " << options.serving.model << " (" << service->loaded()
-                       << ")";
-    if (!shutdown.stop_flag().requested()) model->run(listener, service->handler(), metrics);
-    service->stop(shutdown.forced());
-    shutdown.finished();
-    metrics.stop();
-    EXCHANGE_LOG(info) << "stopped after " << service->summary();
+    serve_clients(options, *service, shutdown, metrics);
   } catch (const std::exception& e) {
     return fatal_status(shutdown, e);
   }

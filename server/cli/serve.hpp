@@ -32,6 +32,7 @@
 #include "app/metrics.hpp"
 #include "app/shutdown.hpp"
 #include "cli/serving_flags.hpp"
+#include "leadership/fencing.hpp"
 #include "net/admin_http.hpp"
 #include "net/buffer_budget.hpp"
 #include "net/framing.hpp"
@@ -98,11 +99,11 @@ class Service {
 
 // What a Service is built from.
 struct Startup {
-  const ServeOptions& options;  // options.serving.db with the connection bounds applied
-  store::Database& db;          // the set-up connection: schema applied, --reset done
-  std::int64_t writer_epoch;    // this process's, begun
-  app::Shutdown& shutdown;      // step_down() when fenced
-  app::Metrics& metrics;        // the process's; the Service clears what it set before it goes
+  const ServeOptions& options;       // options.serving.db with the connection bounds applied
+  store::Database& db;               // the set-up connection: schema applied, --reset done
+  leadership::FencingToken fencing;  // this process's epoch, begun: every write carries it
+  app::Shutdown& shutdown;           // step_down() when fenced
+  app::Metrics& metrics;             // the process's; the Service clears what it set before it goes
   // Whether the writer lease still holds (leadership::WriterLock::lease_valid). Any thread, cheap.
   std::function<bool()> lease_valid;
 };

@@ -17,9 +17,8 @@ class TradingService final : public Service {
  public:
   // Start-up: loads the state from the database.
   TradingService(const ServerSettings& cfg, const Startup& start)
-      : TradingService(
-            cfg, TradingContext{start.options, start.shutdown, start.metrics,
-                                leadership::FencingToken{start.writer_epoch}, start.lease_valid}) {
+      : TradingService(cfg, TradingContext{start.options, start.shutdown, start.metrics,
+                                           start.fencing, start.lease_valid}) {
     engine_.load();
     report(start.options);
   }

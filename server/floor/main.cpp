@@ -100,8 +100,8 @@ class FloorService final : public cli::Service {
         last_seq_(start.db.last_journal_seq()),
         // Exactly the server's write path: the same writer (broken connections resolved
         // through the batch's marked journal row) behind the same group commit.
-        writer_(start.options.serving.db, leadership::FencingToken{start.writer_epoch},
-                start.options.db_timeout, start.options.db_timeout),
+        writer_(start.options.serving.db, start.fencing, start.options.db_timeout,
+                start.options.db_timeout),
         batcher_(
             [this](const store::JournalBatch& batch, store::Ticket t) {
               writer_.write(batch.entries, t);
