@@ -82,22 +82,23 @@ class Database {
   // row from its first statement to its commit (so a bump waits for the write, or ends it);
   // throws Fenced (nothing written) once it is not.
   //
-  // A write is a series of steps: COPYs of at most kRowsPerStep rows, and after each the
-  // statements of at most kRowsPerPace changed rows per table that keep the changed rows'
-  // share up with the copied rows'. As it goes, `pace` (if given) is told how much of the
-  // write's work it has sent and how much there is in all (a copied row counts 1, a changed
-  // row kChangedRowCost), every kRowsPerPace rows of a COPY (PostgreSQL works on a COPY's rows
-  // as they arrive, a thousand at a time) and after each statement, never after the last, and
-  // may pause, so that the write's CPU in PostgreSQL is spread over time in small pieces
-  // instead of taking a core in bursts (store::Projector spreads a large write over most of
-  // the gather interval).
+  // A write is a series of steps (planned by store/projection_plan.hpp): COPYs of at most
+  // kRowsPerStep rows, and after each the statements of at most kRowsPerPace changed rows per
+  // table that keep the changed rows' share up with the copied rows'. As it goes, `pace` (if
+  // given) is told how much of the write's work it has sent and how much there is in all (a
+  // copied row counts 1, a changed row kChangedRowCost), every kRowsPerPace rows of a COPY
+  // (PostgreSQL works on a COPY's rows as they arrive, a thousand at a time) and after each
+  // statement, never after the last, and may pause, so that the write's CPU in PostgreSQL is
+  // spread over time in small pieces instead of taking a core in bursts (store::Projector
+  // spreads a large write over most of the gather interval).
   using Pace = std::function<void(std::size_t work_sent, std::size_t work_in_all)>;
   void project(const ProjectionRows& rows, std::int64_t through_seq, std::int64_t epoch,
                const Pace& pace = nullptr);
   static constexpr std::size_t kRowsPerStep = 5000;
   static constexpr std::size_t kRowsPerPace = 250;
   // What PostgreSQL spends on a changed row (an upsert or update from arrays) against a copied
-  // one: 6-8 us against about 2 (docs/PERFORMANCE.md, the changed rows by hand).
+  // one (measured: docs/notes/performance-history.md, "The projection's fence for the whole
+  // write").
   static constexpr std::size_t kChangedRowCost = 3;
   // Whether the batch `mark` names committed: its last journal entry is there with its mark.
   // Ask only once the connection that wrote it is gone (end_backend), and only about a batch
