@@ -171,7 +171,8 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
         journaled = true;
         // A few at a time: a projection write makes thousands forgettable at once, and
         // dropping them all under the engine lock stalled every client for milliseconds
-        // (the p99, docs/PERFORMANCE.md). Each request closes far fewer than this.
+        // (the p99; docs/notes/performance-history.md, "Where the rest goes"). Each request closes
+        // far fewer than this.
         closed_.forget_projected(engine_, projector_.projected_seq(), kForgetPerRequest);
       }
     } catch (const std::exception& e) {

@@ -35,11 +35,9 @@ struct StandbyOptions {
   std::size_t closed_orders_cached = kDefaultClosedOrdersCached;
   // How long it waits, once it has read the journal to its end, before reading it again
   // (--standby-poll-ms). Each read is one statement on the active server's database, with a
-  // cost of its own whatever it carries: under load its PostgreSQL session spent 0.7 µs per
-  // entry at 200 ms against 1.5 at 20 ms (docs/PERFORMANCE.md), and that is what a standby
-  // on a machine of its own costs the active server's. The takeover reads whatever is
-  // left, so the interval bounds only the lag and the tail a takeover replays (at 20,000
-  // entries/s, 4,000 entries: tens of ms).
+  // cost of its own whatever it carries, so fewer, larger reads cost the active server less
+  // (docs/PERFORMANCE.md, "Beyond one machine: a hot standby"). The takeover reads whatever is
+  // left, so the interval bounds only the lag and the tail a takeover replays.
   std::chrono::milliseconds poll_every{200};
 };
 

@@ -119,7 +119,7 @@ void Batcher::let_fill(std::unique_lock<std::mutex>& lock, std::size_t to) {
   // request would cost what the gathering saves), and poison_open_batch and stop() do. Not cut
   // short when arrivals pause: right after a commit they always do, until the replies it
   // released come back as the next requests (a wait that ended at the first pause of 50 us
-  // gathered nothing, docs/PERFORMANCE.md).
+  // gathered nothing; docs/notes/performance-history.md, "The group commit gathers under load").
   fill_to_ = to;
   wake_.wait_for(lock, gather_.wait,
                  [this] { return stopping_ || open_poisoned_ || open_.requests >= fill_to_; });

@@ -56,7 +56,7 @@ enum class CommitResult {
 // requests of the last batch's clients are on their way, since each got its reply. So a steady
 // load's batches stop shrinking to whatever arrived during the last commit, and none waits for
 // requests that are not coming; an idle server (batches of one) never waits; `wait` 0 turns it
-// off. (docs/PERFORMANCE.md)
+// off. (docs/notes/performance-history.md, "The group commit gathers under load")
 struct CommitGather {
   std::chrono::microseconds wait{0};
   std::size_t target = 0;

@@ -4,10 +4,11 @@
 //
 // Why not stream_to's own `copy << std::make_tuple(...)`: libpqxx 6.4 turns every field into a
 // string of its own, runs an escaping pass over each, joins them into a row string and sends
-// each row with its own copy: about 1.5 µs an order on the projector's thread
-// (docs/PERFORMANCE.md). Here a field is appended in place and escaped only where it holds a
-// character COPY's text format treats specially (the projection's text fields, account ids and
-// symbols, never do: the parser and the tables' CHECKs hold them to digits and letters).
+// each row with its own copy, microseconds an order on the projector's thread
+// (docs/notes/performance-history.md, "Per-order CPU budget, before and after issue 21"). Here a
+// field is appended in place and escaped only where it holds a character COPY's text format treats
+// specially (the projection's text fields, account ids and symbols, never do: the parser and the
+// tables' CHECKs hold them to digits and letters).
 //
 // stream_to has no public call for text that is already formatted, so a CopyText::Block goes
 // in as a one-field row whose "escaping" (the specialisation at the end of this file) is the

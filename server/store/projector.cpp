@@ -123,11 +123,11 @@ bool Projector::write(const ProjectionRows& rows, std::int64_t through_seq,
   // A large write's rows are spread evenly over most of the gather interval, a few hundred
   // at a time (Database::kRowsPerPace): its PostgreSQL CPU is then a steady share of a core
   // instead of bursts that hold up the group commit (a write in 5,000-row steps made every
-  // half second a 300 ms stretch of 2-4 times the replies' p99, docs/PERFORMANCE.md). At most
-  // a quarter of --db-timeout-ms, so that no step of the write nears the timeout. Small writes
-  // (an idle server's, a test's) are not held back, nor is a write while the projection is
-  // behind (the next one is due already), when stopping, fenced or discarded; a retry goes
-  // at full speed (its start has passed).
+  // half second a 300 ms stretch of 2-4 times the replies' p99; docs/notes/performance-history.md,
+  // "Where the rest goes"). At most a quarter of --db-timeout-ms, so that no step of the write
+  // nears the timeout. Small writes (an idle server's, a test's) are not held back, nor is a write
+  // while the projection is behind (the next one is due already), when stopping, fenced or
+  // discarded; a retry goes at full speed (its start has passed).
   const auto started = std::chrono::steady_clock::now();
   const auto spread = std::min<std::chrono::steady_clock::duration>(gather_ * 4 / 5, timeout_ / 4);
   const auto pace = [this, queued, generation, started, spread](std::size_t sent, std::size_t all) {
@@ -189,8 +189,8 @@ ProjectionRows Projector::merge(std::vector<Queued>& taken, std::uint64_t genera
   // Merging a write's tens of thousands of rows took the projector's thread 10-20 ms at once
   // (cold rows other threads wrote, each looked up and moved), and the replies' p99 rose in
   // just those milliseconds; at half speed the same CPU is a milder share for twice as long
-  // (p99 lower in 8 of 9 alternating rounds, docs/PERFORMANCE.md). The write is paced from
-  // the end of the merge, so its own spreading is unchanged.
+  // (p99 lower in most alternating rounds; docs/notes/performance-history.md, "The bursts left in a
+  // write"). The write is paced from the end of the merge, so its own spreading is unchanged.
   constexpr auto kSlice = std::chrono::milliseconds(1);
   ProjectionRows merged;
   auto slice_start = std::chrono::steady_clock::now();

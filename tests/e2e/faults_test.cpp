@@ -52,7 +52,12 @@ TEST_CASE("the server survives its database connections being killed under load"
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto acked = traders.stop();
   CHECK(static_cast<int>(acked.size()) >= before + 50);
-  CHECK(traders.error_replies() > 0);  // the requests in flight at a kill were refused
+  // The kills reached the server (the writer lock's session is among the connections killed).
+  // Requests in flight at a kill are refused when their batch failed; a kill between commits,
+  // or one around a commit that went through, refuses none.
+  const std::string log = server.log();
+  CHECK(log.find("ended; taking the lock again") != std::string::npos);
+  if (log.find("writing batch") != std::string::npos) CHECK(traders.error_replies() > 0);
 
   auto violations = conservation_violations();
   for (const auto& v : violations) UNSCOPED_INFO(v);
