@@ -25,7 +25,8 @@ constexpr std::size_t kMaxPendingDuringReplay = store::Projector::kWarnPendingRo
 
 }  // namespace
 
-void replay_entry(const store::JournalEntry& entry, market::Engine& engine, market::Effects& fx) {
+protocol::Result replay_entry(const store::JournalEntry& entry, market::Engine& engine,
+                              market::Effects& fx) {
   if (engine.next_order_id() != entry.first_order_id)
     diverged(entry, "next order id is " + std::to_string(engine.next_order_id()) +
                         ", the live server's was " + std::to_string(entry.first_order_id));
@@ -42,8 +43,9 @@ void replay_entry(const store::JournalEntry& entry, market::Engine& engine, mark
       diverged(entry, e.what());
     }
   }();
-  apply(cmd, engine, entry.at, fx, admission);
+  Applied applied = apply(cmd, engine, entry.at, fx, admission);
   if (fx.empty()) diverged(entry, "the request changed nothing");
+  return std::move(applied.result);
 }
 
 Loaded load_state(store::StateReader& db, market::Engine& engine, ClosedOrders& closed,

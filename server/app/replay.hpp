@@ -8,15 +8,18 @@
 #include "app/closed_orders.hpp"
 #include "market/effects.hpp"
 #include "market/engine.hpp"
+#include "protocol/result.hpp"
 #include "store/journal.hpp"
 #include "store/ports.hpp"
 #include "store/projector.hpp"
 
 namespace app {
 
-// Applies one journal entry. Throws std::runtime_error if the replay diverges from the live
-// run (another next order id, a request that no longer parses or changes nothing).
-void replay_entry(const store::JournalEntry& entry, market::Engine& engine, market::Effects& fx);
+// Applies one journal entry and returns its result (what the live run replied, since the
+// engine is deterministic). Throws std::runtime_error if the replay diverges from the live run
+// (another next order id, a request that no longer parses or changes nothing).
+protocol::Result replay_entry(const store::JournalEntry& entry, market::Engine& engine,
+                              market::Effects& fx);
 
 struct Loaded {
   std::int64_t last_seq = 0;  // the largest journal seq: new requests continue after it

@@ -1,0 +1,258 @@
+"""The chaos run's clients and their history (scripts/chaos.py; checked by scripts/chaos_check.py).
+
+Each client trades for two accounts of its own (orders that cross and orders that rest, queries
+and cancels of its own orders) through one-shot requests or a persistent session, sending each
+request to the server that answered as active last and moving on to the other when a server is
+unreachable or answers as the standby. Every operation is recorded in history.jsonl with its
+invocation, its completion and its outcome:
+
+    ok        a reply with the request's results (child errors from the engine's rules included)
+    refused   a request-level error that says nothing was applied (standby, unavailable, not
+              applied, busy): the next server is tried, and the last refusal is recorded
+    failed    nothing could be sent (no server accepted a connection)
+    unknown   sent, and no reply came (the connection broke or the wait timed out), or the reply
+              says the outcome is not known. Never sent again: the history must be able to tell
+              that it happened at most once.
+
+Every payload carries its operation's tag as an XML comment (`<!--op 17-->`), which the parser
+ignores and the journal keeps, so the checker finds each operation's journal entry.
+"""
+import json
+import random
+import re
+import socket
+import threading
+import time
+
+REPLY_TIMEOUT_S = 20.0  # longer than a paused server's pause: its reply may still come
+CONNECT_TIMEOUT_S = 2.0
+# Request-level errors whose request may have been applied (serving/reply_errors.hpp).
+UNKNOWN_TEXT = "query your orders before retrying"
+STANDBY_TEXTS = ("is the standby", "took over this database")
+
+
+class History:
+    """history.jsonl, appended by every client thread and the nemesis; each line flushed."""
+
+    def __init__(self, path):
+        self._file = open(path, "w")
+        self._lock = threading.Lock()
+        self._next_op = 0
+
+    def next_op(self):
+        with self._lock:
+            self._next_op += 1
+            return self._next_op
+
+    def record(self, entry):
+        line = json.dumps(entry, sort_keys=True)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self):
+        self._file.close()
+
+
+def tagged(payload, tag):
+    """The payload with `<!--TAG-->` right after the root's start tag."""
+    end = payload.index(">") + 1
+    if payload[end - 2] == "/":
+        raise ValueError("an empty root cannot carry a tag")
+    return payload[:end] + f"<!--{tag}-->" + payload[end:]
+
+
+def request_error(reply):
+    """The text of a request-level error (`<results><error>TEXT</error></results>`, no
+    attributes), or None for a reply with per-child results."""
+    m = re.fullmatch(r"\s*(<\?xml[^>]*\?>)?\s*<results>\s*<error>([^<]*)</error>\s*</results>\s*",
+                     reply, re.S)
+    return m.group(2) if m else None
+
+
+def classify(reply):
+    """ok, refused (and whether the other server should be tried) or unknown, for a reply."""
+    text = request_error(reply)
+    if text is None:
+        return "ok", False
+    if UNKNOWN_TEXT in text:
+        return "unknown", False
+    return "refused", any(s in text for s in STANDBY_TEXTS)
+
+
+class Sent(Exception):
+    """The request left, and no reply came: the outcome is unknown."""
+
+
+def read_exact(sock, n):
+    chunks = []
+    while n:
+        data = sock.recv(min(n, 65536))
+        if not data:
+            raise Sent("the connection closed before the reply")
+        chunks.append(data)
+        n -= len(data)
+    return b"".join(chunks)
+
+
+def read_line(sock):
+    line = b""
+    while not line.endswith(b"\n"):
+        data = sock.recv(1)
+        if not data:
+            raise Sent("the connection closed before the reply")
+        line += data
+        if len(line) > 64:
+            raise Sent(f"not a frame: {line!r}")
+    return line.decode()
+
+
+class Connection:
+    """One server: one-shot requests on a connection each, or one persistent session."""
+
+    def __init__(self, port, persistent):
+        self.port, self.persistent = port, persistent
+        self.sock = None
+
+    def close(self):
+        if self.sock is not None:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+            self.sock = None
+
+    def _connect(self):
+        """Raises OSError if the server cannot be reached (nothing was sent)."""
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=CONNECT_TIMEOUT_S)
+        sock.settimeout(REPLY_TIMEOUT_S)
+        if self.persistent:
+            try:
+                sock.sendall(b"EXCHANGE-SESSION 1\n")
+                if read_line(sock) != "EXCHANGE-SESSION 1 OK\n":
+                    raise OSError("no persistent session")
+            except (Sent, OSError) as e:
+                sock.close()
+                raise OSError(str(e))
+        return sock
+
+    def request(self, payload):
+        """The reply; OSError if nothing was sent; Sent if sent without a reply."""
+        if self.sock is None or not self.persistent:
+            self.close()
+            self.sock = self._connect()
+        data = payload.encode()
+        try:
+            self.sock.sendall(str(len(data)).encode() + b"\n" + data)
+        except OSError as e:
+            # A persistent session may have died since its last reply: what was sent is unknown.
+            self.close()
+            raise Sent(f"sending failed: {e}")
+        try:
+            if self.persistent:
+                size = int(read_line(self.sock))
+                return read_exact(self.sock, size).decode()
+            self.sock.shutdown(socket.SHUT_WR)
+            chunks = []
+            while True:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            self.close()
+            if not chunks:
+                raise Sent("the connection closed without a reply")
+            return b"".join(chunks).decode()
+        except (OSError, ValueError) as e:
+            self.close()
+            raise Sent(str(e))
+        except Sent:
+            self.close()
+            raise
+
+
+class Client(threading.Thread):
+    """Trades until `stop` is set; records each operation in `history`."""
+
+    def __init__(self, index, accounts, symbols, ports, history, seed, persistent, stop):
+        super().__init__(daemon=True, name=f"client-{index}")
+        self.index, self.accounts, self.symbols = index, accounts, symbols
+        self.history, self.stop_event = history, stop
+        self.rng = random.Random(seed)
+        self.conns = [Connection(p, persistent) for p in ports]
+        self.active = 0  # index into conns of the server that answered as active last
+        self.open_orders = {a: [] for a in accounts}  # ids acknowledged as opened
+        self.ops = 0
+
+    def run(self):
+        while not self.stop_event.is_set():
+            self.one_op()
+            self.stop_event.wait(self.rng.uniform(0.005, 0.05))
+        for c in self.conns:
+            c.close()
+
+    def one_op(self):
+        account = self.rng.choice(self.accounts)
+        mine = self.open_orders[account]
+        r = self.rng.random()
+        if mine and r < 0.15:
+            kind, child = "cancel", f'<cancel id="{self.rng.choice(mine)}"/>'
+        elif mine and r < 0.35:
+            kind, child = "query", f'<query id="{self.rng.choice(mine)}"/>'
+        else:
+            kind, child = "order", self.order()
+        self.perform(kind, account, f'<transactions id="{account}">{child}</transactions>')
+
+    def order(self):
+        sym = self.rng.choice(self.symbols)
+        amount = self.rng.randint(1, 10) * self.rng.choice((1, -1))
+        # Around 100: buys and sells cross about half the time, the rest rest on the book.
+        limit = self.rng.randint(95, 105)
+        return f'<order sym="{sym}" amount="{amount}" limit="{limit}"/>'
+
+    def perform(self, kind, account, payload):
+        op = self.history.next_op()
+        tag = f"op {op}"
+        payload = tagged(payload, tag)
+        invoke = time.time()
+        outcome, reply, server = self.send(payload)
+        self.history.record({"type": "op", "op": op, "client": self.index, "kind": kind,
+                             "account": account, "payload": payload, "tag": tag,
+                             "invoke": invoke, "complete": time.time(), "outcome": outcome,
+                             "reply": reply, "server": server,
+                             "session": "persistent" if self.conns[0].persistent else "one-shot"})
+        self.ops += 1
+        if outcome == "ok":
+            self.note(account, reply)
+
+    def send(self, payload):
+        """(outcome, reply or None, "127.0.0.1:PORT" or None), trying each server once from the
+        one that answered as active last."""
+        outcome, last_reply, last_server = "failed", None, None
+        for i in range(len(self.conns)):
+            n = (self.active + i) % len(self.conns)
+            conn = self.conns[n]
+            server = f"127.0.0.1:{conn.port}"
+            try:
+                reply = conn.request(payload)
+            except Sent:
+                return "unknown", None, server
+            except OSError:
+                continue  # not reachable: nothing was sent
+            kind, try_other = classify(reply)
+            if kind != "refused":
+                self.active = n
+                return kind, reply, server
+            outcome, last_reply, last_server = "refused", reply, server
+            if not try_other:
+                return outcome, last_reply, last_server
+        return outcome, last_reply, last_server
+
+    def note(self, account, reply):
+        for m in re.finditer(r'<opened [^>]*id="(\d+)"', reply):
+            self.open_orders[account].append(int(m.group(1)))
+        for m in re.finditer(r'<canceled id="(\d+)"', reply):
+            if int(m.group(1)) in self.open_orders[account]:
+                self.open_orders[account].remove(int(m.group(1)))
+        # Keep the lists short: old ids are as good to query as new ones.
+        del self.open_orders[account][:-50]
