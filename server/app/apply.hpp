@@ -3,7 +3,7 @@
 // child produced. The caller holds the engine lock; this does no I/O.
 #include <cstdint>
 
-#include "app/admission.hpp"
+#include "gates/admission.hpp"
 #include "market/effects.hpp"
 #include "market/engine.hpp"
 #include "protocol/command.hpp"

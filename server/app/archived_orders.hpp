@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "app/admission.hpp"
 #include "app/apply.hpp"
+#include "gates/admission.hpp"
 #include "store/order_archive.hpp"
 
 namespace app {

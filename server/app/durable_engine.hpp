@@ -21,15 +21,15 @@
 
 #include <boost/thread/shared_mutex.hpp>
 
-#include "app/admission.hpp"
 #include "app/apply.hpp"
 #include "app/closed_orders.hpp"
 #include "app/health.hpp"
-#include "app/metrics.hpp"
 #include "app/outcome.hpp"
 #include "app/pending.hpp"
+#include "gates/admission.hpp"
 #include "leadership/fencing.hpp"
 #include "market/engine.hpp"
+#include "observability/metrics.hpp"
 #include "protocol/command.hpp"
 #include "protocol/result.hpp"
 #include "store/batcher.hpp"

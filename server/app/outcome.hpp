@@ -1,26 +1,16 @@
 #pragma once
-// How a request ended: the app layer's one outcome type. The exchange hands it to the request
-// handler, the handler renders the reply from it, and Metrics derives its Prometheus label
-// from it (Metrics::label_of). store::CommitResult, the group commit's word for what became of a
-// batch, is a layer below: outcome_of() maps it here, once.
+// A request's Outcome (observability/outcome.hpp, the app's one outcome type): what it means
+// for the reply (error_of), and where a committed request's comes from. The exchange hands the
+// Outcome to the request handler, the handler renders the reply from it, and Metrics derives its
+// Prometheus label from it (Metrics::label_of). store::CommitResult, the group commit's word for
+// what became of a batch, is a layer below: outcome_of() maps it here, once.
 #include <optional>
 
+#include "observability/outcome.hpp"
 #include "serving/reply_errors.hpp"
 #include "store/batcher.hpp"
 
 namespace app {
-
-enum class Outcome {
-  Durable,        // answered with its result (item errors included): all it reflects is committed
-  Rejected,       // refused whole before it ran: malformed, over a parse limit or the memory budget
-  Busy,           // a large request refused: the heavy queue was full, or the server stopped
-  Unavailable,    // the engine is being rebuilt; nothing was applied
-  Fenced,         // another server took over the database; nothing was applied, and this one
-                  // serves nothing more
-  InternalError,  // applying it failed inside the engine; nothing is kept
-  NotApplied,     // its commit failed; nothing is stored, safe to retry
-  Unknown,        // the connection broke during its commit and the outcome is not known
-};
 
 // What the group commit's outcome for a request's batch means for the request.
 constexpr Outcome outcome_of(store::CommitResult committed) {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <utility>
 
-#include "app/authorize.hpp"
+#include "gates/authorize.hpp"
 #include "protocol/parse.hpp"
 #include "protocol/render.hpp"
 #include "serving/reply_errors.hpp"

@@ -5,7 +5,7 @@
 // attaches to it is the one place a reply is made from its outcome (the prepared document, or the
 // outcome's error from serving/reply_errors.hpp) and counted.
 //
-// Before that, authorization (app/authorize.hpp, with --principals): a caller that may not have
+// Before that, authorization (gates/authorize.hpp, with --principals): a caller that may not have
 // the request gets every child refused, and nothing is journaled. Then two guards that cost nothing
 // to a light request: heavy requests (by size) go one at a time through HeavyRequests, and while
 // the process is over its memory budget a request that could grow the state is refused whole
@@ -15,10 +15,10 @@
 #include <string_view>
 
 #include "app/durable_engine.hpp"
-#include "app/heavy_requests.hpp"
-#include "app/memory_budget.hpp"
-#include "app/metrics.hpp"
 #include "auth/gate.hpp"
+#include "gates/heavy_requests.hpp"
+#include "gates/memory_budget.hpp"
+#include "observability/metrics.hpp"
 #include "protocol/parse.hpp"
 #include "serving/handler.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
-// The settings app owns (util/settings.hpp): what one request may cost and what clients may
-// make the exchange hold, the heavy-request and memory guards, the durable engine's projection
-// and archive, and the standby's polling.
+// The settings app owns (util/settings.hpp): the request handler's parse limits and its
+// heavy-request and memory guards, the durable engine's projection and archive (with the
+// request limits, gates/settings.hpp), and the standby's polling.
 #include "app/durable_engine.hpp"
 #include "app/request_handler.hpp"
 #include "app/standby.hpp"
@@ -9,8 +9,6 @@
 
 namespace app {
 
-// --max-accounts ... --max-reply-bytes.
-void declare_settings(util::Settings& settings, Limits& limits);
 // The parse limits (protocol/parse_settings.hpp), --heavy-..., --max-memory-bytes.
 void declare_settings(util::Settings& settings, HandlerLimits& limits);
 // Its Limits, --max-projection-rows, --heavy-pause-projection-rows, --projection-gather-ms,

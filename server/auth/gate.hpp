@@ -3,7 +3,7 @@
 // (SIGHUP) so a request sees either the old table or the new one; key logons checked against
 // them with the throttle; every refusal counted by reason and logged with the peer and the
 // principal (never a key). The session layer asks it at logon and for certificates; the
-// request handler asks it for the principal behind every request (app/authorize.hpp).
+// request handler asks it for the principal behind every request (gates/authorize.hpp).
 #include <array>
 #include <atomic>
 #include <chrono>

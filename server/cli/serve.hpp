@@ -29,13 +29,13 @@
 #include <string>
 
 #include "app/health.hpp"
-#include "app/metrics.hpp"
-#include "app/shutdown.hpp"
 #include "cli/serving_flags.hpp"
 #include "leadership/fencing.hpp"
+#include "lifecycle/shutdown.hpp"
 #include "net/admin_http.hpp"
 #include "net/buffer_budget.hpp"
 #include "net/framing.hpp"
+#include "observability/metrics.hpp"
 #include "serving/handler.hpp"
 #include "store/database.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // exchange-server's settings: every layer's options struct, each declared by its layer
-// (net/settings.hpp, app/settings.hpp, ...), the process's here, parsed from the command line
-// and --config FILE (cli/settings_parser.hpp), then checked together.
+// (net/settings.hpp, gates/settings.hpp, app/settings.hpp, ...), the process's here, parsed from
+// the command line and --config FILE (cli/settings_parser.hpp), then checked together.
 #include <chrono>
 #include <optional>
 

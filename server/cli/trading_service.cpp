@@ -4,8 +4,8 @@
 #include <string>
 
 #include "app/health.hpp"
-#include "app/metrics.hpp"
 #include "app/request_handler.hpp"
+#include "observability/metrics.hpp"
 #include "store/pg_store.hpp"
 #include "store/watchdog.hpp"
 

@@ -25,11 +25,11 @@
 #include <pqxx/pqxx>
 
 #include "app/health.hpp"
-#include "app/shutdown.hpp"
 #include "cli/serve.hpp"
 #include "cli/serving_flags.hpp"
 #include "cli/settings_parser.hpp"
 #include "floor/floor_handler.hpp"
+#include "lifecycle/shutdown.hpp"
 #include "store/batch_writer.hpp"
 #include "store/batcher.hpp"
 #include "store/watchdog.hpp"

@@ -94,7 +94,7 @@ class Engine {
   // Orders in memory: open ones and closed ones not forgotten yet.
   std::size_t order_count() const { return orders_.size(); }
 
-  // What the admission limits of app/admission.hpp count.
+  // What the admission limits of gates/admission.hpp count.
   std::size_t account_count() const { return accounts_.size(); }
   std::size_t symbol_count() const { return books_.size(); }
   std::size_t open_order_count() const { return open_orders_; }

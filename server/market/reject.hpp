@@ -4,9 +4,9 @@
 // (protocol/reject_text.cpp, one table); nothing here formats anything.
 //
 // It lives in the bottom layer so that every producer sees the same type without a mapping
-// between enums: the engine and Decimal::parse (market/), the parser (protocol/), admission and
-// the archive (app/). Market code only produces its own reasons (the state rules, and the
-// number rules of Decimal::parse); the others are names here, not code that knows XML
+// between enums: the engine and Decimal::parse (market/), the parser (protocol/), admission
+// (gates/) and the archive (app/). Market code only produces its own reasons (the state rules, and
+// the number rules of Decimal::parse); the others are names here, not code that knows XML
 // (docs/ARCHITECTURE.md, "Rejects").
 //
 // Each rule is checked in one place. Value rules (names, numbers, signs) are the parser's; the

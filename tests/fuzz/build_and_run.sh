@@ -23,7 +23,7 @@ flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
        -Iserver -Icommon -Itests)
 core=(server/market/decimal.cpp server/market/order_book.cpp server/market/engine.cpp
       server/protocol/parse.cpp server/protocol/reject_text.cpp server/protocol/render.cpp
-      server/app/apply.cpp server/app/admission.cpp common/wire/xml_escape.cpp)
+      server/app/apply.cpp server/gates/admission.cpp common/wire/xml_escape.cpp)
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_parse.cpp "${core[@]}" -lpugixml -o "$out/fuzz_parse"
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_framing.cpp server/net/framing.cpp \
   server/protocol/render.cpp server/protocol/reject_text.cpp server/market/decimal.cpp \

@@ -16,23 +16,34 @@ import sys
 # server/CMakeLists.txt says: the edges the architecture forbids. A concurrency model knows what
 # it serves only through serving/ (a Handler and a MetricsSink), so it builds without the
 # exchange's state, the store or libpqxx; net hands payloads to a dispatch function and knows
-# nothing of app; store keeps request bytes as received and knows nothing of protocol; auth
-# (principals, keys, the logon throttle) sits just above util, so net and app may both ask it;
-# leadership (the writer lock, lease, fencing token, takeover) sits on util and libpq alone, and
-# store's writes carry its fencing token.
+# nothing of the app's rooms; store keeps request bytes as received and knows nothing of
+# protocol; auth (principals, keys, the logon throttle) sits just above util, so net and app may
+# both ask it; leadership (the writer lock, lease, fencing token, takeover) sits on util and libpq
+# alone, and store's writes carry its fencing token. The app's rooms (ROOMS): lifecycle (the
+# shutdown) sits on util alone; the request gates and observability sit below app, side by side,
+# and neither reaches the store, leadership or libpq (observability not the engine or protocol
+# either: it counts what it is told); app chains the gates to the durability core, reports to
+# observability, and sees the shutdown only as a util::StopFlag; none reaches net or
+# concurrency.
 PQ = {"PkgConfig::PQXX", "PkgConfig::PQ"}
+ROOMS = {"lifecycle", "gates", "observability", "app"}
 MUST_NOT_REACH = {
-    "util": {"market", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
-    "auth": {"market", "protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
-    "market": {"protocol", "store", "serving", "app", "net", "concurrency"} | PQ,
-    "protocol": {"store", "serving", "app", "net", "concurrency"} | PQ,
-    "leadership": {"market", "protocol", "store", "serving", "app", "net", "concurrency",
-                   "PkgConfig::PQXX"},
-    "store": {"protocol", "serving", "app", "net", "concurrency"},
-    "serving": {"market", "protocol", "store", "app", "net", "concurrency"} | PQ,
-    "app": {"net", "concurrency"},
-    "net": {"store", "serving", "app", "concurrency"} | PQ,
-    "concurrency": {"store", "app"} | PQ,
+    "util": {"market", "protocol", "store", "serving", "net", "concurrency"} | ROOMS | PQ,
+    "auth": {"market", "protocol", "store", "serving", "net", "concurrency"} | ROOMS | PQ,
+    "market": {"protocol", "store", "serving", "net", "concurrency"} | ROOMS | PQ,
+    "protocol": {"store", "serving", "net", "concurrency"} | ROOMS | PQ,
+    "leadership": {"market", "protocol", "store", "serving", "net", "concurrency",
+                   "PkgConfig::PQXX"} | ROOMS,
+    "store": {"protocol", "serving", "net", "concurrency"} | ROOMS,
+    "serving": {"market", "protocol", "store", "net", "concurrency"} | ROOMS | PQ,
+    "lifecycle": {"auth", "market", "protocol", "leadership", "store", "serving", "net",
+                  "concurrency"} | (ROOMS - {"lifecycle"}) | PQ,
+    "gates": {"leadership", "store", "net", "concurrency"} | (ROOMS - {"gates"}) | PQ,
+    "observability": {"market", "protocol", "leadership", "store", "net", "concurrency"}
+                     | (ROOMS - {"observability"}) | PQ,
+    "app": {"net", "concurrency", "lifecycle"},
+    "net": {"store", "serving", "concurrency"} | ROOMS | PQ,
+    "concurrency": {"store"} | ROOMS | PQ,
 }
 # Headers of external libraries, by the CMake name of the library that provides them.
 EXTERNAL_HEADERS = {"pqxx/": "PkgConfig::PQXX", "libpq-fe.h": "PkgConfig::PQ"}

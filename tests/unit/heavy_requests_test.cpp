@@ -1,8 +1,8 @@
-// HeavyRequests (app/heavy_requests.hpp): heavy requests run one at a time, in order, only while
+// HeavyRequests (gates/heavy_requests.hpp): heavy requests run one at a time, in order, only while
 // the bytes started and not yet finished stay within the bound; past the queue bound they are
 // refused; those still waiting at the end are refused, never dropped. And MemoryBudget
-// (app/memory_budget.hpp) reads this process's resident memory.
-#include "app/heavy_requests.hpp"
+// (gates/memory_budget.hpp) reads this process's resident memory.
+#include "gates/heavy_requests.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -13,7 +13,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "app/memory_budget.hpp"
+#include "gates/memory_budget.hpp"
 
 namespace {
 

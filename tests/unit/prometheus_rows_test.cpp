@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "app/metrics.hpp"
-#include "app/prometheus.hpp"
+#include "observability/metrics.hpp"
+#include "observability/prometheus.hpp"
 
 namespace {
 

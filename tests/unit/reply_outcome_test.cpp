@@ -6,9 +6,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "app/metrics.hpp"
 #include "app/outcome.hpp"
 #include "app/pending.hpp"
+#include "observability/metrics.hpp"
 #include "serving/reply_errors.hpp"
 
 namespace {

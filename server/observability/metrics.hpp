@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "app/outcome.hpp"
-#include "app/prometheus.hpp"
 #include "auth/gate.hpp"
+#include "observability/outcome.hpp"
+#include "observability/prometheus.hpp"
 #include "serving/metrics_sink.hpp"
 
 namespace app {
@@ -132,8 +132,8 @@ class Metrics final : public serving::MetricsSink {
     const Metrics* metrics;
     long rss_kb;
   };
-  // The families /metrics exposes, in order (app/metrics_rows.cpp). A static member so that
-  // the rows may read the private counters.
+  // The families /metrics exposes, in order (observability/metrics_rows.cpp). A static member so
+  // that the rows may read the private counters.
   static const std::vector<prometheus::Row<Scrape>> kRows;
 
   static constexpr int kRoots = 3, kLabels = 4;  // kLabels: label_of's values

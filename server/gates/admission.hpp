@@ -1,6 +1,6 @@
 #pragma once
 // Admission: the limits that keep what one request costs, and what clients can make the
-// exchange hold, bounded. Each is a setting (app/settings.cpp) and is checked before the child it
+// exchange hold, bounded. Each is a setting (gates/settings.cpp) and is checked before the child it
 // refuses is applied, so nothing over a limit is ever journaled or projected.
 //
 // A refusal depends on the state (how many accounts exist, what rests on a book) and on flags

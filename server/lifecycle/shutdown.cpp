@@ -1,4 +1,4 @@
-#include "app/shutdown.hpp"
+#include "lifecycle/shutdown.hpp"
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "app/authorize.hpp"
+#include "gates/authorize.hpp"
 
 namespace app {
 namespace {

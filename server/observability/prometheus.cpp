@@ -1,4 +1,4 @@
-#include "app/prometheus.hpp"
+#include "observability/prometheus.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "app/heavy_requests.hpp"
+#include "gates/heavy_requests.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "app/admission.hpp"
+#include "gates/admission.hpp"
 
 #include <algorithm>
 #include <stdexcept>

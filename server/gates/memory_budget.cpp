@@ -1,4 +1,4 @@
-#include "app/memory_budget.hpp"
+#include "gates/memory_budget.hpp"
 
 #include <unistd.h>
 

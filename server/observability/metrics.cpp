@@ -1,4 +1,4 @@
-#include "app/metrics.hpp"
+#include "observability/metrics.hpp"
 
 #include <unistd.h>
 

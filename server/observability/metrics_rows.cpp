@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "app/metrics.hpp"
+#include "observability/metrics.hpp"
 
 namespace app {
 namespace {
