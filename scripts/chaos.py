@@ -254,6 +254,10 @@ class Nemesis(threading.Thread):
             if pid is None:
                 return self.skip(kind, "etcd is not running")
             os.kill(pid, signal.SIGKILL)
+            # Its parent may never reap it (it was started in the background by ha-cluster.sh,
+            # which exited), and a zombie still answers kill -0: without its pid file, `up`
+            # starts a new one.
+            os.unlink(os.path.join(s.ha_dir, "etcd.pid"))
             self.count(kind, "etcd", f"pid {pid}")
             # Restarted in the background: `up` waits for a leader, which may take a while.
             self.later(duration, kind, "etcd", lambda: threading.Thread(
@@ -277,16 +281,34 @@ class Nemesis(threading.Thread):
 
 
 class Watcher(threading.Thread):
-    """Records takeovers (which exchange is active) and promotions (which node Patroni leads)."""
+    """Records takeovers (which exchange is active) and promotions (which node Patroni leads),
+    and, as a supervisor would, restarts as the standby an exchange that exited by itself (one
+    that stepped down when another took over) once it has been down SUPERVISE_AFTER_S."""
+
+    SUPERVISE_AFTER_S = 8.0  # longer than a kill's duration: the nemesis restarts its own
 
     def __init__(self, stack, history, stop):
         super().__init__(daemon=True, name="watcher")
         self.stack, self.history, self.stop_event = stack, history, stop
         self.events = []
+        self.down_since = {}
+
+    def supervise(self):
+        for x in self.stack.exchanges:
+            if x.server.alive():
+                self.down_since.pop(x.name, None)
+                continue
+            since = self.down_since.setdefault(x.name, time.monotonic())
+            if time.monotonic() - since >= self.SUPERVISE_AFTER_S:
+                self.event("restart", f"exchange {x.name} exited "
+                           f"(status {x.server.proc.returncode}); restarted as the standby")
+                Nemesis.restart(x)
+                self.down_since.pop(x.name, None)
 
     def run(self):
         active, leader = None, None
         while not self.stop_event.wait(0.5):
+            self.supervise()
             now = self.stack.active()
             name = now.name if now else None
             if name and name != active:
@@ -371,7 +393,14 @@ FINAL_SQL = {
 
 
 def final_state(stack, out_dir):
+    """The tables and the whole journal, from the primary (or, if none is writable, whichever
+    node answers: the check then says what it finds)."""
     pg = harness.Postgres(stack.url)
+    try:
+        pg.query("SELECT 1")
+    except RuntimeError:
+        pg = harness.Postgres(stack.url.replace("target_session_attrs=read-write",
+                                                "target_session_attrs=any"))
     final = {}
     for name, sql in FINAL_SQL.items():
         final[name] = json.loads(pg.query(f"SELECT coalesce(json_agg(t), '[]') FROM ({sql}) t"))
