@@ -1,5 +1,5 @@
-// The writer lock's lease (leadership/writer_lock.hpp): the holder renews it, a standby ends the lock
-// session of a holder whose lease ran out, and a new holder ends the sessions of an earlier
+// The writer lock's lease (leadership/writer_lock.hpp): the holder renews it, a standby ends the
+// lock session of a holder whose lease ran out, and a new holder ends the sessions of an earlier
 // writer that keep its epoch bump waiting.
 #include <unistd.h>
 
