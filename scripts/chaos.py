@@ -85,6 +85,8 @@ class Exchange:
         self.server = Server(binary, db, free_port(), free_port(),
                              log=os.path.join(out_dir, f"{name}.log"))
         self.paused = False
+        # The nemesis's heals, the watcher's supervision and the final heal may all restart it.
+        self.restarting = threading.Lock()
 
     @property
     def port(self):
@@ -149,6 +151,18 @@ class Stack:
                 return x
         return None
 
+    def restart_etcd(self):
+        """`ha-cluster.sh up` on a thread of its own (it waits for a leader); one at a time."""
+        self.wait_etcd()
+        self.etcd_thread = threading.Thread(target=self.ha, args=("up", "--sync", "on"),
+                                            daemon=True)
+        self.etcd_thread.start()
+
+    def wait_etcd(self, seconds=300):
+        thread = getattr(self, "etcd_thread", None)
+        if thread is not None:
+            thread.join(seconds)
+
     def etcd_pid(self):
         try:
             with open(os.path.join(self.ha_dir, "etcd.pid")) as f:
@@ -157,6 +171,7 @@ class Stack:
             return None
 
     def down(self):
+        self.wait_etcd(60)
         for x in self.exchanges:
             if x.paused and x.server.alive():
                 os.kill(x.server.pid, signal.SIGCONT)
@@ -260,8 +275,7 @@ class Nemesis(threading.Thread):
             os.unlink(os.path.join(s.ha_dir, "etcd.pid"))
             self.count(kind, "etcd", f"pid {pid}")
             # Restarted in the background: `up` waits for a leader, which may take a while.
-            self.later(duration, kind, "etcd", lambda: threading.Thread(
-                target=s.ha, args=("up", "--sync", "on"), daemon=True).start())
+            self.later(duration, kind, "etcd", lambda: s.restart_etcd())
 
     def count(self, kind, target, detail=""):
         self.injected[kind] = self.injected.get(kind, 0) + 1
@@ -269,9 +283,10 @@ class Nemesis(threading.Thread):
 
     @staticmethod
     def restart(x):
-        if not x.server.alive():
-            x.paused = False
-            x.start(standby=True)
+        with x.restarting:
+            if not x.server.alive():
+                x.paused = False
+                x.start(standby=True)
 
     @staticmethod
     def resume(x):
@@ -411,14 +426,18 @@ def final_state(stack, out_dir):
 
 
 def replayed(args, stack, final, out_dir):
-    """The engine's own replies to the journal replayed in order (exchange-replay), by tag."""
+    """The engine's own replies to the journal replayed in order (exchange-replay), by tag, in
+    replayed.json; why the replay failed, or None."""
     import re  # noqa: E402
     binary = os.path.join(args.build_dir, "bin", "exchange-replay")
     if not os.path.exists(binary):
         log(f"{binary} is missing: the replies are not replayed")
         return
-    done = subprocess.run([binary, "--db", stack.url], check=True, text=True,
-                          stdout=subprocess.PIPE)
+    done = subprocess.run([binary, "--db", stack.url], text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        # A journal the engine cannot replay (a divergence, a gap) is an anomaly in itself.
+        return f"exchange-replay failed (status {done.returncode}): {done.stderr.strip()}"
     tags = {e["seq"]: re.search(r"<!--(op \d+)-->", e["request"]) for e in final["journal"]}
     out = {}
     for line in done.stdout.splitlines():
@@ -428,6 +447,7 @@ def replayed(args, stack, final, out_dir):
             out[tag.group(1)] = r["reply"]
     with open(os.path.join(out_dir, "replayed.json"), "w") as f:
         json.dump(out, f)
+    return None
 
 
 def heal_everything(stack, nemesis):
@@ -437,6 +457,7 @@ def heal_everything(stack, nemesis):
             Nemesis.resume(x)
         x.links("pass")
         Nemesis.restart(x)
+    stack.wait_etcd()
     if stack.etcd_pid() is None:
         stack.ha("up", "--sync", "on")
 
@@ -486,7 +507,7 @@ def main():
     stack = Stack(args, args.out, history)
     stop_clients, stop_faults = threading.Event(), threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    report, clients = None, []
+    report, clients, nemesis, watcher, replay_failure = None, [], None, None, None
     try:
         try:
             stack.up()
@@ -515,16 +536,21 @@ def main():
         if not settle(stack):
             log("the stack did not settle within 180 s: the check runs on what is there")
         final = final_state(stack, args.out)
-        replayed(args, stack, final, args.out)
+        replay_failure = replayed(args, stack, final, args.out)
     finally:
         stop_clients.set()
         stop_faults.set()
+        for t in (nemesis, watcher):  # before the stack goes: they may restart its processes
+            if t is not None and t.is_alive():
+                t.join(120)
         stack.down()
         history.close()
     import chaos_check  # noqa: E402
     report = chaos_check.check(args.out)
     summary(args, plan, nemesis, clients, report)
-    return 1 if report.anomalies else 0
+    if replay_failure:
+        print(f"ANOMALY replay-failed: {replay_failure}")
+    return 1 if report.anomalies or replay_failure else 0
 
 
 if __name__ == "__main__":

@@ -102,7 +102,10 @@ CHANGING_CHILDREN = ("opened", "created", "canceled")
 # What a single attribute-less <error> says when the server does not know whether it applied
 # the request: "unknown", or the server's own advice after a broken commit or a failed handler
 # (server/serving/reply_errors.hpp, Unknown and HandlerFailed), whose texts do not say "unknown".
-UNKNOWN_MARKERS = ("unknown", "query your orders")
+# The server's request-level errors whose request may have been applied both end so
+# (serving/reply_errors.hpp: a commit whose connection broke, a handler that failed); every other
+# attribute-less error ("Unknown root element", "Service unavailable", ...) applied nothing.
+UNKNOWN_MARKERS = ("query your orders before retrying",)
 TAG_RE = re.compile(r"^\s*(op\s+\d+)\s*$")
 # Sums of products of 18-digit decimals need more than Decimal's default 28 digits; an inexact
 # result would raise instead of rounding.

@@ -24,10 +24,11 @@ import socket
 import threading
 import time
 
+from chaos_check import classify_reply
+
 REPLY_TIMEOUT_S = 20.0  # longer than a paused server's pause: its reply may still come
 CONNECT_TIMEOUT_S = 2.0
-# Request-level errors whose request may have been applied (serving/reply_errors.hpp).
-UNKNOWN_TEXT = "query your orders before retrying"
+# Refusals after which the other server is tried (serving/reply_errors.hpp).
 STANDBY_TEXTS = ("is the standby", "took over this database")
 
 
@@ -71,13 +72,12 @@ def request_error(reply):
 
 
 def classify(reply):
-    """ok, refused (and whether the other server should be tried) or unknown, for a reply."""
-    text = request_error(reply)
-    if text is None:
-        return "ok", False
-    if UNKNOWN_TEXT in text:
-        return "unknown", False
-    return "refused", any(s in text for s in STANDBY_TEXTS)
+    """ok, refused (and whether the other server should be tried) or unknown, for a reply: the
+    checker's own classification (a reply cut short does not parse: unknown)."""
+    kind = classify_reply(reply)
+    if kind != "refused":
+        return kind, False
+    return kind, any(s in (request_error(reply) or "") for s in STANDBY_TEXTS)
 
 
 class Sent(Exception):

@@ -77,7 +77,14 @@ class Relay:
             return
         pair = (client, upstream)
         with self._lock:
-            self._pairs.add(pair)
+            if self.mode == "cut":  # cut while connecting: cut this one too
+                doomed = True
+            else:
+                doomed = False
+                self._pairs.add(pair)
+        if doomed:
+            self._close(pair, reset=True)
+            return
         self._pump(pair)
 
     def _pump(self, pair):
@@ -94,7 +101,7 @@ class Relay:
                     if not data:
                         return
                     peer[s].sendall(data)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a cut closed the sockets under select
             pass
         finally:
             self._close(pair)

@@ -148,6 +148,8 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
     if (fenced_) return pending.end(Outcome::Fenced);
     if (!available_) return pending.end(Outcome::Unavailable);
+    // Again: the wait for the lock may have outlasted the lease.
+    if (options_.lease_valid && !options_.lease_valid()) return pending.end(Outcome::Unavailable);
     market::Effects none;
     applied = apply(cmd, engine_, now, none, admission);
     ticket = batcher_.visible_ticket();

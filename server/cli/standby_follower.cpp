@@ -1,5 +1,6 @@
 #include "cli/standby_follower.hpp"
 
+#include <stdexcept>
 #include <string>
 
 #include "app/standby.hpp"
@@ -41,6 +42,12 @@ class StandbyFollower final : public Follower {
   void stop() override { standby_.stop(); }
   std::unique_ptr<Service> take_over(std::int64_t epoch,
                                      std::function<bool()> lease_valid) override {
+    // Once handed over, the standby holds nothing: a retry after a failed start must not build
+    // an active server from an empty engine.
+    if (handed_over_)
+      throw std::runtime_error(
+          "the standby's state was handed over already and the start "
+          "failed; stepping down");
     app::Followed state = standby_.take_over();
     // The state has left the standby: there is no trying again from here.
     metrics_.set_state(nullptr);

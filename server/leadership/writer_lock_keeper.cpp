@@ -67,6 +67,8 @@ void WriterLock::run_keeper() {
         break;
       } catch (const std::exception& e) {
         if (stopping_.requested()) return;
+        // Retaken, but the renewal failed: the session is as good as lost again.
+        if (state_.state() == State::Leading) state_.session_lost();
         // PostgreSQL unreachable (restarting, failing over): the writes fail meanwhile too,
         // and an append that does get through is still fenced by the epoch.
         if (last_error != e.what())

@@ -11,13 +11,15 @@ class PgProjectionWriter final : public ProjectionWriter {
  public:
   PgProjectionWriter(std::string conninfo, std::chrono::milliseconds timeout,
                      leadership::FencingToken token)
-      : conninfo_(std::move(conninfo)), timeout_(timeout), token_(token) {
-    // Connected at once (tests and operators look for the projector's session); a failure is
-    // retried at the first write.
+      : conninfo_(std::move(conninfo)), timeout_(timeout), token_(token) {}
+
+  void warm_up() override {
     try {
       db();
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       db_.reset();
+      EXCHANGE_LOG(warn) << "the projector cannot connect yet (retried at its first write): "
+                         << e.what();
     }
   }
 

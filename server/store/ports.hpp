@@ -53,6 +53,9 @@ class ProjectionWriter {
  public:
   using Pace = std::function<void(std::size_t work_sent, std::size_t work_in_all)>;
   virtual ~ProjectionWriter() = default;
+  // On the projector's thread as it starts: opens what the writes need (tests and operators
+  // look for the projector's session). A failure is retried at the first write.
+  virtual void warm_up() {}
   // Idempotent (a write whose seq the position has reached is skipped). Throws
   // leadership::Fenced (nothing written) once the token is not the current epoch; any other
   // exception: nothing written, and the next call starts afresh.

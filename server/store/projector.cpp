@@ -251,6 +251,7 @@ void Projector::log_progress(std::chrono::steady_clock::time_point& last_log,
 void Projector::run() {
   // Named for top -H and perf (scripts/profile.sh splits the server's CPU by thread).
   pthread_setname_np(pthread_self(), "exch-projector");
+  writer_->warm_up();
   auto last_log = std::chrono::steady_clock::now();
   std::int64_t last_logged_seq = queued_seq();
   std::unique_lock<std::mutex> lock(mutex_);

@@ -314,7 +314,8 @@ class PartsTest(unittest.TestCase):
             "<error>Internal error: the database connection broke while this request was being "
             "committed, and the database could not be asked whether it was; query your orders "
             "before retrying</error>")), "unknown")
-        self.assertEqual(classify(results("<error>outcome Unknown</error>")), "unknown")
+        # A parse reject names an "unknown" element, and applied nothing.
+        self.assertEqual(classify(results("<error>Unknown root element 'x'</error>")), "refused")
         self.assertEqual(classify(results('<error sym="X" amount="1" limit="1">Unknown symbol'
                                           '</error>')), "ok")
         self.assertEqual(classify(results('<opened sym="S1" amount="1" limit="1" id="1"/>')), "ok")

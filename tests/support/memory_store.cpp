@@ -60,6 +60,7 @@ class ProjectionWriter final : public store::ProjectionWriter {
   ProjectionWriter(MemoryDatabase& db, leadership::FencingToken token) : db_(db), token_(token) {}
   void write(const store::ProjectionRows& rows, std::int64_t through_seq,
              const Pace& pace) override {
+    const auto started = std::chrono::steady_clock::now();
     Lock lock(db_.mutex);
     db_.changed.wait(lock, [&] { return !db_.hold_projection; });
     if (db_.epoch != token_.epoch) throw fenced(db_, token_);
@@ -73,10 +74,14 @@ class ProjectionWriter final : public store::ProjectionWriter {
     lock.unlock();
     for (std::size_t sent = 250; pace && sent < work; sent += 250) pace(sent, work);
     lock.lock();
+    // As PostgreSQL's write holds projection_position to its commit: a bump meanwhile fences.
+    if (db_.epoch != token_.epoch) throw fenced(db_, token_);
+    if (db_.position >= through_seq) return;
     store::ProjectionRows copy = rows;
     db_.projection.merge(std::move(copy));
     db_.position = through_seq;
-    db_.projection_writes.push_back({through_seq, rows.rows});
+    db_.projection_writes.push_back(
+        {through_seq, rows.rows, std::chrono::steady_clock::now() - started});
     db_.changed.notify_all();
   }
   std::int64_t trim_journal(std::int64_t through_seq) override {

@@ -4,6 +4,7 @@
 // them, and loaded back the way Database::load reads them), the writer epoch that fences, and
 // faults a test can inject. It passes the same contract as store::PgStore
 // (support/store_contract.hpp).
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -25,7 +26,8 @@ struct MemoryDatabase {
   std::int64_t position = 0;                            // projection_position.seq
   struct Write {
     std::int64_t through_seq;
-    std::size_t rows;  // before merging (ProjectionRows::rows)
+    std::size_t rows;                          // before merging (ProjectionRows::rows)
+    std::chrono::steady_clock::duration took;  // from its start to its commit, paces included
   };
   std::vector<Write> projection_writes;
   std::uint64_t journal_batches = 0;

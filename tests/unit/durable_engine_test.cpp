@@ -104,7 +104,10 @@ TEST_CASE(
     "without it") {
   Engine e;
   e.durable(kCreate);
-  e.db.fail_journal_writes = 1;
+  {
+    std::lock_guard<std::mutex> lock(e.db.mutex);
+    e.db.fail_journal_writes = 1;
+  }
   CHECK(e.submit(kBuy).outcome == Outcome::NotApplied);
   e.wait_available();
   // The order was never stored, so the next one gets its id, and it rests alone.
@@ -118,7 +121,10 @@ TEST_CASE(
     "what was stored") {
   Engine e;
   e.durable(kCreate);
-  e.db.unknown_journal_writes = 1;
+  {
+    std::lock_guard<std::mutex> lock(e.db.mutex);
+    e.db.unknown_journal_writes = 1;
+  }
   CHECK(e.submit(kBuy).outcome == Outcome::Unknown);
   e.wait_available();
   // It was stored after all: order 1 exists, and the next order is 2.
@@ -177,7 +183,10 @@ TEST_CASE("durable engine: a restart replays the journal after the projection's 
   e.durable(kBuy);
   e.durable(kSell);
   e.projector_delay = 0ms;
-  e.db.fail_projection_writes = 1000;  // the database went away as the process stopped
+  {
+    std::lock_guard<std::mutex> lock(e.db.mutex);
+    e.db.fail_projection_writes = 1000;  // the database went away as the process stopped
+  }
   e.restart(true);
   {
     std::lock_guard<std::mutex> lock(e.db.mutex);
