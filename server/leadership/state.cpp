@@ -109,12 +109,11 @@ void Leadership::lease_renewed(Clock::time_point sent) {
 }
 
 void Leadership::session_lost() {
-  // The lease is withdrawn at once: with the session gone, the lock may be a standby's already
-  // (granted the moment the session ended), and it may be serving; this process serves again
-  // only once the lock is retaken and the lease renewed.
+  // The lease is not withdrawn: it runs out by itself unless the lock is retaken and renewed.
+  // (A standby queued behind this session gets the lock the moment PostgreSQL ends it, without
+  // waiting for this lease: docs/DURABILITY.md, "A hot standby", says what that leaves open.)
   std::lock_guard<std::mutex> lock(mutex_);
   step(Event::SessionLost);
-  if (state_ == State::Retaking) lease_until_ns_ = kNever;
 }
 
 void Leadership::lock_retaken() {

@@ -5,7 +5,7 @@
 //   Queued   --session lost------> Queued     (a standby queues again)
 //   Holding  --epoch bumped------> Leading    every earlier writer is fenced; the lease runs
 //   Leading  --lease renewed-----> Leading
-//   Leading  --session lost------> Retaking   the lock's session ended under us: no lease
+//   Leading  --session lost------> Retaking   the lock's session ended under us
 //   Retaking --lock retaken------> Leading    same epoch: nobody held it meanwhile
 //   Holding, Leading, Retaking --lost to another--> Fenced   (final: step down; told again,
 //                                                           it stays)
@@ -14,8 +14,7 @@
 // The transitions are the one table in state.cpp; an event the table does not allow from the
 // current state is a bug and throws std::logic_error. The lease is counted from when the bump
 // or renewal that PostgreSQL accepted was *sent* (so the holder never believes in a lease
-// PostgreSQL holds expired) and is valid only while Leading: a lost lock session withdraws it
-// at once (a queued standby gets the lock the moment the session ends). Entering Fenced runs
+// PostgreSQL holds expired) and is valid only while Leading or Retaking. Entering Fenced runs
 // the fenced callback once, with why. WriterLock (writer_lock.hpp) drives it against
 // PostgreSQL; unit tests drive it with a clock of their own.
 #include <atomic>

@@ -121,8 +121,7 @@ class WriterLock {
   // second. Call once.
   std::int64_t begin_epoch();
   // Whether the lease is still ours by the local clock (counted from when its last renewal
-  // was sent). Lock-free; false before begin_epoch() and from a lost lock session until it is
-  // retaken and renewed.
+  // was sent). Lock-free; false before begin_epoch().
   bool lease_valid() const;
   std::int64_t epoch() const { return state_.token().epoch; }
   std::chrono::milliseconds lease() const { return options_.lease; }
