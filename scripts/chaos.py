@@ -18,9 +18,10 @@ of etcd; SIGSTOP of the active exchange for 1-10 s; the active exchange's databa
 made silent. A killed exchange is restarted as the standby a few seconds later. Every fault and
 heal is in the history with its time.
 
-Then everything heals, the stack settles, the final state is read from the tables (and the
-whole journal replayed by the engine's own rules, exchange-replay), and scripts/chaos_check.py
-checks the history against it. Output: faults by kind, operations by outcome, takeovers and
+Then everything heals, the stack settles, the final state is read from the tables and queried
+through the protocol (every order, by its account), the whole journal is replayed by the
+engine's own rules (exchange-replay: its replies and the state it ends in), and
+scripts/chaos_check.py checks the history, the reads and the tables against all of it. Output: faults by kind, operations by outcome, takeovers and
 promotions with their times, anomalies, the seed. Exit 0 with no anomaly, 1 with some, 2 if the
 stack could not be brought up, 77 if Patroni or etcd cannot be installed here.
 """
@@ -425,16 +426,52 @@ def final_state(stack, out_dir):
     return final
 
 
+QUERY_BATCH = 50  # <query> children a request
+
+
+def final_queries(stack, final, out_dir):
+    """Every order in the tables queried through the protocol by its account, the replies in
+    queries.json (chaos_check_state.py compares each <status> with its row)."""
+    by_account = {}
+    for order in final["orders"]:
+        by_account.setdefault(order["account_id"], []).append(order["id"])
+    replies = []
+    for account, ids in sorted(by_account.items()):
+        for i in range(0, len(ids), QUERY_BATCH):
+            queries = "".join(f'<query id="{n}"/>' for n in ids[i:i + QUERY_BATCH])
+            replies.append(query_active(stack, f'<transactions id="{account}">{queries}'
+                                               "</transactions>"))
+    with open(os.path.join(out_dir, "queries.json"), "w") as f:
+        json.dump({"replies": [r for r in replies if r is not None]}, f)
+    log(f"queried {len(final['orders'])} orders through the protocol")
+
+
+def query_active(stack, payload, attempts=3):
+    """The active exchange's reply to a read-only request, or None if none answered."""
+    import wire  # noqa: E402
+    for _ in range(attempts):
+        x = stack.active()
+        if x is not None:
+            try:
+                return wire.request(x.port, payload)
+            except OSError as e:
+                log(f"a final query failed ({e}); trying again")
+        time.sleep(1)
+    return None
+
+
 def replayed(args, stack, final, out_dir):
     """The engine's own replies to the journal replayed in order (exchange-replay), by tag, in
-    replayed.json; why the replay failed, or None."""
+    replayed.json, and the state it ends in, in replayed_state.json; why the replay failed, or
+    None."""
     import re  # noqa: E402
     binary = os.path.join(args.build_dir, "bin", "exchange-replay")
     if not os.path.exists(binary):
         log(f"{binary} is missing: the replies are not replayed")
         return
-    done = subprocess.run([binary, "--db", stack.url], text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+    done = subprocess.run([binary, "--db", stack.url, "--final-state",
+                           os.path.join(out_dir, "replayed_state.json")],
+                          text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if done.returncode != 0:
         # A journal the engine cannot replay (a divergence, a gap) is an anomaly in itself.
         return f"exchange-replay failed (status {done.returncode}): {done.stderr.strip()}"
@@ -536,6 +573,7 @@ def main():
         if not settle(stack):
             log("the stack did not settle within 180 s: the check runs on what is there")
         final = final_state(stack, args.out)
+        final_queries(stack, final, args.out)
         replay_failure = replayed(args, stack, final, args.out)
     finally:
         stop_clients.set()

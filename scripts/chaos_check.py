@@ -48,6 +48,8 @@ final.json: the state read after everything healed; decimals as strings ("101.5"
 
 replayed.json (optional): {"op 17": "<results>...</results>", ...}, the reply the engine's
   own rules give each journaled request when the journal is replayed in order.
+replayed_state.json, queries.json (optional): the state that replay ends in, and the final
+  state queried through the protocol (scripts/chaos_check_state.py).
 
 Checks, each anomaly by its kind (op times are printed relative to meta's "started", with the
 faults and events from 5 s before the first op's invoke to 5 s after the last one's complete):
@@ -78,6 +80,9 @@ faults and events from 5 s before the first op's invoke to 5 s after the last on
   replay-differs           an ok op whose reply differs from replayed.json's for its tag
                            (compared as XML: names, attributes and text; no whitespace,
                            declaration or comments)
+  state-differs, query-differs, stale-read: scripts/chaos_check_state.py, from the optional
+                           replayed_state.json and queries.json described there, and the
+                           history's query replies
 Unknown ops are allowed in the journal once or not at all: the report counts both.
 Decimals are compared as decimal.Decimal ("101.50" == "101.5"), never as floats.
 """
@@ -266,7 +271,7 @@ def load_final(path: str) -> dict:
     return final
 
 
-def load_replayed(path: str) -> dict | None:
+def load_optional(path: str) -> dict | None:
     if not os.path.exists(path):
         return None
     replayed = read_json(path)
@@ -381,10 +386,13 @@ class Anomaly:
 class Context:
     """The history, the final state and the indexes the checks look things up in."""
 
-    def __init__(self, history: History, final: dict, replayed: dict | None):
+    def __init__(self, history: History, final: dict, replayed: dict | None,
+                 replayed_state: dict | None = None, queries: dict | None = None):
         self.history = history
         self.final = final
         self.replayed = replayed
+        self.replayed_state = replayed_state   # chaos_check_state.py's inputs
+        self.queries = queries
         self.ops_by_tag = {op.tag: op for op in history.ops}
         self.journal = final["journal"]
         self.journal_by_tag: dict[str, list[dict]] = collections.defaultdict(list)
@@ -792,10 +800,13 @@ def check(run_dir: str) -> Report:
     """Checks RUN_DIR (module docstring); raises InputError when it cannot be read."""
     history = load_history(os.path.join(run_dir, "history.jsonl"))
     final = load_final(os.path.join(run_dir, "final.json"))
-    replayed = load_replayed(os.path.join(run_dir, "replayed.json"))
-    ctx = Context(history, final, replayed)
+    replayed = load_optional(os.path.join(run_dir, "replayed.json"))
+    ctx = Context(history, final, replayed,
+                  load_optional(os.path.join(run_dir, "replayed_state.json")),
+                  load_optional(os.path.join(run_dir, "queries.json")))
+    from chaos_check_state import STATE_CHECKS  # it imports this module's helpers
     anomalies = settle_outcomes(ctx)
-    for run in CHECKS:
+    for run in CHECKS + STATE_CHECKS:
         anomalies += run(ctx)
     for anomaly in anomalies:
         anomaly.nearby = nearby(history, anomaly.ops)
@@ -864,7 +875,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=summary, epilog=details, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", metavar="RUN_DIR",
-                        help="holds history.jsonl, final.json and optionally replayed.json")
+                        help="holds history.jsonl, final.json and optionally replayed.json, "
+                             "replayed_state.json and queries.json")
     args = parser.parse_args(argv)
     try:
         report = check(args.run_dir)

@@ -1,0 +1,215 @@
+"""The chaos checker's checks of state and reads (scripts/chaos_check.py runs them with its own):
+
+  state-differs   the tables after the run differ from the state the engine's own rules reach
+                  replaying the whole journal (replayed_state.json, exchange-replay
+                  --final-state): an account, position, order or execution missing on one side
+                  or with another value
+  query-differs   an order's <status> queried through the protocol after the run
+                  (queries.json) differs from its row: open or canceled shares, cancel time,
+                  executions; or the exchange does not know an order the tables hold
+  stale-read      an ok <query> reply that misses what an ok reply completed before the query
+                  was sent already showed of that order: an execution, its cancel, or the order
+                  itself (a read the exchange answered from a state older than an acknowledged
+                  write)
+
+replayed_state.json: {"accounts", "positions", "orders", "executions"}, rows as final.json's
+(orders without execution_ids). queries.json: {"replies": ["<results><status id=...>...", ...]},
+the replies to <query> requests for every order in the tables, sent by its account.
+"""
+from __future__ import annotations
+
+import collections
+import xml.etree.ElementTree as ET
+
+# chaos_check imports this module inside check(): no import cycle at load time.
+from chaos_check import (Anomaly, Context, Op, as_int, dec, describe, elements, fills_of,
+                         parse_xml, reply_children, same_decimal)
+
+MAX_PER_KIND = 20  # anomalies of one kind listed one by one; the rest are counted
+
+# Each table's key and the fields compared: (name, is_number).
+STATE_TABLES = {
+    "accounts": (("id",), (("balance", True), ("deposited", True))),
+    "positions": (("account_id", "symbol"), (("amount", True), ("granted", True))),
+    "orders": (("id",), (("account_id", False), ("symbol", False), ("amount", True),
+                         ("limit_price", True), ("open_amount", True), ("created_at", True),
+                         ("canceled_at", True))),
+    "executions": (("id",), (("buy_order", True), ("sell_order", True), ("shares", True),
+                             ("price", True), ("executed_at", True))),
+}
+
+
+def capped(kind: str, anomalies: list[Anomaly]) -> list[Anomaly]:
+    if len(anomalies) <= MAX_PER_KIND:
+        return anomalies
+    rest = len(anomalies) - MAX_PER_KIND
+    return anomalies[:MAX_PER_KIND] + [Anomaly(kind, f"... and {rest} more of this kind")]
+
+
+def same_value(a, b, number: bool) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return same_decimal(a, b) if number else str(a) == str(b)
+
+
+def row_key(row: dict, key: tuple) -> tuple:
+    return tuple(str(as_int(row.get(k)) if k == "id" else row.get(k)) for k in key)
+
+
+def table_differences(table: str, stored: list[dict], replayed: list[dict]) -> list[Anomaly]:
+    key, fields = STATE_TABLES[table]
+    have = {row_key(r, key): r for r in stored}
+    want = {row_key(r, key): r for r in replayed}
+    found = []
+    for k in sorted(set(have) | set(want)):
+        name = f"{table} {'/'.join(k)}"
+        if k not in have or k not in want:
+            where = "the tables" if k not in have else "the replay"
+            found.append(Anomaly("state-differs", f"{name} is missing from {where}"))
+            continue
+        for field, number in fields:
+            if not same_value(have[k].get(field), want[k].get(field), number):
+                found.append(Anomaly("state-differs",
+                                     f"{name}: {field} is {have[k].get(field)!r} in the tables, "
+                                     f"{want[k].get(field)!r} in the replay"))
+    return found
+
+
+def check_replayed_state(ctx: Context) -> list[Anomaly]:
+    """The tables hold what replaying the journal by the engine's rules ends in."""
+    replayed = getattr(ctx, "replayed_state", None)
+    if replayed is None:
+        return []
+    found = []
+    for table in STATE_TABLES:
+        found += table_differences(table, ctx.final[table], replayed.get(table) or [])
+    return capped("state-differs", found)
+
+
+# ---- the final state through the protocol -----------------------------------------------------
+
+def queried_statuses(replies: list[str]) -> tuple[dict, set]:
+    """The <status> of each order in the replies, and the ids answered with an <error>."""
+    statuses, errors = {}, set()
+    for reply in replies:
+        try:
+            root = parse_xml(reply)
+        except ET.ParseError:
+            continue
+        for child in elements(root):
+            if child.tag == "status":
+                statuses[as_int(child.get("id"))] = child
+            elif child.tag == "error" and child.get("id") is not None:
+                errors.add(as_int(child.get("id")))
+    return statuses, errors
+
+
+def expected_children(ctx: Context, order: dict) -> tuple:
+    """What a <status> of this row must show: (open shares or None, (canceled shares, time) or
+    None, its executions counted)."""
+    open_amount = dec(order.get("open_amount"))
+    fills = fills_of(ctx, as_int(order.get("id")))
+    if order.get("canceled_at") is not None:
+        return None, (open_amount, as_int(order["canceled_at"])), fills
+    return (open_amount if open_amount else None), None, fills
+
+
+def shown_children(status: ET.Element) -> tuple:
+    open_shares, canceled, fills = None, None, collections.Counter()
+    for child in elements(status):
+        if child.tag == "open":
+            open_shares = dec(child.get("shares"))
+        elif child.tag == "canceled":
+            canceled = (dec(child.get("shares")), as_int(child.get("time")))
+        elif child.tag == "executed":
+            fills[(dec(child.get("shares")), dec(child.get("price")),
+                   as_int(child.get("time")))] += 1
+    return open_shares, canceled, fills
+
+
+def check_final_queries(ctx: Context) -> list[Anomaly]:
+    """Every order in the tables, queried through the protocol, shows what its row holds."""
+    queries = getattr(ctx, "queries", None)
+    if queries is None:
+        return []
+    statuses, errors = queried_statuses(queries.get("replies") or [])
+    found = []
+    for order_id, order in sorted(ctx.orders.items(), key=lambda kv: kv[0] or 0):
+        status = statuses.get(order_id)
+        if status is None:
+            why = "answered with an <error>" if order_id in errors else "not answered"
+            found.append(Anomaly("query-differs", f"order {order_id} is in the tables but its "
+                                                  f"query was {why}"))
+        elif shown_children(status) != expected_children(ctx, order):
+            found.append(Anomaly("query-differs", f"order {order_id}: the protocol shows "
+                                                  f"{shown_children(status)}, its row "
+                                                  f"{expected_children(ctx, order)}"))
+    return capped("query-differs", found)
+
+
+# ---- reads against what was acknowledged before them ------------------------------------------
+
+class Known:
+    """What ok replies showed of one order, each fact with the time its reply completed."""
+
+    def __init__(self):
+        self.opened: float | None = None
+        self.canceled: float | None = None
+        self.fills: list[tuple[float, collections.Counter]] = []
+
+    def fills_before(self, t: float) -> collections.Counter:
+        most: collections.Counter = collections.Counter()
+        for at, fills in self.fills:
+            if at < t:
+                most |= fills   # the largest count of each fill any earlier reply showed
+        return most
+
+
+def known_facts(ctx: Context) -> dict[int | None, Known]:
+    known: dict[int | None, Known] = collections.defaultdict(Known)
+    for op in ctx.ok_ops():
+        done = op.end
+        for node in reply_children(op, "opened"):
+            k = known[as_int(node.get("id"))]
+            k.opened = done if k.opened is None else min(k.opened, done)
+        for node in reply_children(op, "canceled"):
+            k = known[as_int(node.get("id"))]
+            k.canceled = done if k.canceled is None else min(k.canceled, done)
+        for node in reply_children(op, "status") + reply_children(op, "canceled"):
+            known[as_int(node.get("id"))].fills.append((done, shown_children(node)[2]))
+    return known
+
+
+def stale_anomalies(op: Op, node: ET.Element, known: Known) -> list[Anomaly]:
+    order = node.get("id")
+    if node.tag == "error":
+        if known.opened is not None and known.opened < op.invoke:
+            return [Anomaly("stale-read", f"{op.tag} was told order {order} does not exist, "
+                                          f"after its <opened> was acknowledged", [op])]
+        return []
+    found = []
+    shown = shown_children(node)
+    if known.canceled is not None and known.canceled < op.invoke and shown[1] is None:
+        found.append(Anomaly("stale-read", f"{op.tag}'s {describe(node)} shows order {order} "
+                                           f"not canceled after its cancel was acknowledged",
+                             [op]))
+    missing = known.fills_before(op.invoke) - shown[2]
+    if missing:
+        found.append(Anomaly("stale-read", f"{op.tag}'s {describe(node)} lacks executions an "
+                                           f"earlier reply showed: {dict(missing)}", [op]))
+    return found
+
+
+def check_stale_reads(ctx: Context) -> list[Anomaly]:
+    """Each ok query reply shows at least what replies completed before it was sent showed."""
+    known = known_facts(ctx)
+    found = []
+    for op in ctx.ok_ops():
+        if op.kind != "query":
+            continue
+        for node in reply_children(op, "status") + reply_children(op, "error"):
+            found += stale_anomalies(op, node, known[as_int(node.get("id"))])
+    return capped("stale-read", found)
+
+
+STATE_CHECKS = [check_replayed_state, check_final_queries, check_stale_reads]
