@@ -7,10 +7,11 @@
   query-differs   an order's <status> queried through the protocol after the run
                   (queries.json) differs from its row: open or canceled shares, cancel time,
                   executions; or the exchange does not know an order the tables hold
-  stale-read      an ok <query> reply that misses what an ok reply completed before the query
-                  was sent already showed of that order: an execution, its cancel, or the order
-                  itself (a read the exchange answered from a state older than an acknowledged
-                  write)
+  stale-read      an ok <query> reply that misses what was acknowledged before the query was
+                  sent: the order itself, its cancel, an execution an earlier reply showed, or
+                  an execution of the tables whose newer order's <opened> was acknowledged (a
+                  read answered from a state older than an acknowledged write, e.g. by a server
+                  that another one has taken over from)
 
 replayed_state.json: {"accounts", "positions", "orders", "executions"}, rows as final.json's
 (orders without execution_ids). queries.json: {"replies": ["<results><status id=...>...", ...]},
@@ -150,33 +151,48 @@ def check_final_queries(ctx: Context) -> list[Anomaly]:
 # ---- reads against what was acknowledged before them ------------------------------------------
 
 class Known:
-    """What ok replies showed of one order, each fact with the time its reply completed."""
+    """What was acknowledged of one order, each fact with the time its reply completed: its
+    <opened>, its cancel, the executions replies showed, and the executions in the tables whose
+    aggressor's <opened> was acknowledged (an execution happens while its newer order is
+    placed, so it is acknowledged with that order, whoever's it is)."""
 
     def __init__(self):
         self.opened: float | None = None
         self.canceled: float | None = None
         self.fills: list[tuple[float, collections.Counter]] = []
+        self.executions: list[tuple[float, tuple]] = []
 
     def fills_before(self, t: float) -> collections.Counter:
         most: collections.Counter = collections.Counter()
         for at, fills in self.fills:
             if at < t:
                 most |= fills   # the largest count of each fill any earlier reply showed
-        return most
+        stored = collections.Counter(key for at, key in self.executions if at < t)
+        return most | stored
+
+
+def earliest(a: float | None, b: float) -> float:
+    return b if a is None else min(a, b)
 
 
 def known_facts(ctx: Context) -> dict[int | None, Known]:
     known: dict[int | None, Known] = collections.defaultdict(Known)
     for op in ctx.ok_ops():
-        done = op.end
         for node in reply_children(op, "opened"):
             k = known[as_int(node.get("id"))]
-            k.opened = done if k.opened is None else min(k.opened, done)
+            k.opened = earliest(k.opened, op.end)
         for node in reply_children(op, "canceled"):
             k = known[as_int(node.get("id"))]
-            k.canceled = done if k.canceled is None else min(k.canceled, done)
+            k.canceled = earliest(k.canceled, op.end)
         for node in reply_children(op, "status") + reply_children(op, "canceled"):
-            known[as_int(node.get("id"))].fills.append((done, shown_children(node)[2]))
+            known[as_int(node.get("id"))].fills.append((op.end, shown_children(node)[2]))
+    for e in ctx.executions.values():
+        buy, sell = as_int(e.get("buy_order")), as_int(e.get("sell_order"))
+        placed = known[max(buy or 0, sell or 0)].opened
+        if placed is not None:
+            key = (dec(e.get("shares")), dec(e.get("price")), as_int(e.get("executed_at")))
+            for order in (buy, sell):
+                known[order].executions.append((placed, key))
     return known
 
 
@@ -195,8 +211,9 @@ def stale_anomalies(op: Op, node: ET.Element, known: Known) -> list[Anomaly]:
                              [op]))
     missing = known.fills_before(op.invoke) - shown[2]
     if missing:
-        found.append(Anomaly("stale-read", f"{op.tag}'s {describe(node)} lacks executions an "
-                                           f"earlier reply showed: {dict(missing)}", [op]))
+        found.append(Anomaly("stale-read", f"{op.tag}'s {describe(node)} lacks executions "
+                                           f"acknowledged before it was sent: {dict(missing)}",
+                             [op]))
     return found
 
 

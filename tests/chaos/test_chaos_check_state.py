@@ -9,7 +9,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import chaos_check  # noqa: E402
-from test_chaos_check import AT, Run, results, transactions  # noqa: E402
+from test_chaos_check import AT, T0, Run, results, transactions  # noqa: E402
 
 
 class StateCheckTest(unittest.TestCase):
@@ -78,6 +78,17 @@ class StateCheckTest(unittest.TestCase):
         self.query(10, 1, f'<status id="1"><canceled shares="2" time="{AT}"/></status>')
         self.assertEqual(self.kinds(), ["stale-read"])
         self.assertIn("lacks executions", self.report.anomalies[0].message)
+
+    def test_query_misses_a_fill_acknowledged_with_the_other_order(self):
+        # Order 2's <opened> (op 3, complete at +3.25 s) filled 3 of order 1.
+        self.run_.op(10, "query", "1001", transactions(10, "1001", '<query id="1"/>'), "ok",
+                     results('<status id="1"><open shares="5"/></status>'), invoke=T0 + 3.5)
+        self.assertEqual(self.kinds(), ["stale-read"])
+
+    def test_query_sent_while_the_other_order_was_placed_may_miss_its_fill(self):
+        self.run_.op(10, "query", "1001", transactions(10, "1001", '<query id="1"/>'), "ok",
+                     results('<status id="1"><open shares="5"/></status>'), invoke=T0 + 3.1)
+        self.assertEqual(self.kinds(), [])
 
     def test_query_denies_an_acknowledged_order(self):
         self.query(10, 2, '<error id="2">No such order</error>')
