@@ -167,6 +167,70 @@ std::chrono::milliseconds Batcher::commit_stalled_for() const {
       std::chrono::nanoseconds(steady_ns() - started));
 }
 
+bool Batcher::seal(JournalBatch next, std::size_t last_size, Sealed& out) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  writer_idle_ = true;
+  wake_.wait(lock, [this] { return stopping_ || !open_.empty(); });
+  writer_idle_ = false;
+  if (open_.empty()) return false;  // stopping, nothing left to write
+  if (!stopping_ && !open_poisoned_ && !fenced_)
+    if (const std::size_t to = gather_.fill_to(open_.requests, last_size)) let_fill(lock, to);
+  out.batch = std::move(open_);
+  open_ = std::move(next);
+  // A poisoned batch is never written: its requests are certainly not applied. Once fenced,
+  // no batch is.
+  out.outcome = fenced_          ? CommitResult::Fenced
+                : open_poisoned_ ? CommitResult::NotApplied
+                                 : CommitResult::Committed;
+  open_poisoned_ = false;
+  out.ticket = open_ticket_++;
+  return true;
+}
+
+CommitResult Batcher::write(JournalBatch& batch, Ticket ticket) {
+  try {
+    write_(batch, ticket);
+    return CommitResult::Committed;
+  } catch (const leadership::Fenced& e) {
+    // Not logged here: `recover` says it once, as the reason the process steps down.
+    std::lock_guard<std::mutex> lock(mutex_);
+    fenced_ = true;
+    fenced_why_ = e.what();
+    return CommitResult::Fenced;
+  } catch (const CommitOutcomeUnknown& e) {
+    EXCHANGE_LOG(error) << "writing batch " << ticket << ": " << e.what();
+    return CommitResult::Unknown;
+  } catch (const std::exception& e) {
+    EXCHANGE_LOG(error) << "writing batch " << ticket << " failed: " << e.what();
+    return CommitResult::NotApplied;
+  }
+}
+
+void Batcher::finish(JournalBatch batch, Ticket ticket,
+                     std::chrono::steady_clock::time_point started) {
+  const std::size_t requests = batch.requests;
+  if (committed_) {
+    const std::int64_t through_seq = batch.entries.back().seq;
+    DeferredEffects effects = std::move(batch.effects);
+    // The payloads are durable now: freed before handing on, which may wait for the projector.
+    batch = JournalBatch();
+    committed_(std::move(effects), through_seq);
+  }
+  std::vector<std::pair<Ticket, Done>> done;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    committed_through_ = ticket;
+    ++stats_.batches;
+    stats_.requests += requests;
+    stats_.write_microseconds += std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now() - started)
+                                     .count();
+    done = take_waiters_through(ticket);
+  }
+  cycle_started_ns_.store(0, std::memory_order_relaxed);
+  for (auto& [t, d] : done) d(CommitResult::Committed);
+}
+
 void Batcher::run() {
   // Named for top -H and perf (scripts/profile.sh splits the server's CPU by thread).
   pthread_setname_np(pthread_self(), "exch-commit");
@@ -178,77 +242,19 @@ void Batcher::run() {
     JournalBatch next;
     next.entries.reserve(last_size);
     next.effects.reserve(last_size);
-    JournalBatch batch;
-    Ticket ticket;
-    bool poisoned, fenced;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      writer_idle_ = true;
-      wake_.wait(lock, [this] { return stopping_ || !open_.empty(); });
-      writer_idle_ = false;
-      if (open_.empty()) return;  // stopping, nothing left to write
-      if (!stopping_ && !open_poisoned_ && !fenced_)
-        if (const std::size_t to = gather_.fill_to(open_.requests, last_size)) let_fill(lock, to);
-      batch = std::move(open_);
-      open_ = std::move(next);
-      poisoned = open_poisoned_;
-      open_poisoned_ = false;
-      fenced = fenced_;
-      ticket = open_ticket_++;
-    }
-    last_size = batch.entries.size();
+    Sealed sealed;
+    if (!seal(std::move(next), last_size, sealed)) return;
+    last_size = sealed.batch.entries.size();
     cycle_started_ns_.store(steady_ns(), std::memory_order_relaxed);
-
-    // A poisoned batch is never written: its requests are certainly not applied. Once fenced,
-    // no batch is.
-    CommitResult outcome = fenced     ? CommitResult::Fenced
-                           : poisoned ? CommitResult::NotApplied
-                                      : CommitResult::Committed;
-    auto started = std::chrono::steady_clock::now();
-    if (outcome == CommitResult::Committed) {
-      try {
-        write_(batch, ticket);
-      } catch (const leadership::Fenced& e) {
-        // Not logged here: `recover` says it once, as the reason the process steps down.
-        std::lock_guard<std::mutex> lock(mutex_);
-        fenced_ = true;
-        fenced_why_ = e.what();
-        outcome = CommitResult::Fenced;
-      } catch (const CommitOutcomeUnknown& e) {
-        EXCHANGE_LOG(error) << "writing batch " << ticket << ": " << e.what();
-        outcome = CommitResult::Unknown;
-      } catch (const std::exception& e) {
-        EXCHANGE_LOG(error) << "writing batch " << ticket << " failed: " << e.what();
-        outcome = CommitResult::NotApplied;
-      }
-    }
-
+    const auto started = std::chrono::steady_clock::now();
+    CommitResult outcome = sealed.outcome;
+    if (outcome == CommitResult::Committed) outcome = write(sealed.batch, sealed.ticket);
     if (outcome != CommitResult::Committed) {
       cycle_started_ns_.store(0, std::memory_order_relaxed);  // the reload reports itself
-      recover_(*this, ticket, outcome);
+      recover_(*this, sealed.ticket, outcome);
       continue;
     }
-    const std::size_t requests = batch.requests;
-    if (committed_) {
-      const std::int64_t through_seq = batch.entries.back().seq;
-      DeferredEffects effects = std::move(batch.effects);
-      // The payloads are durable now: freed before handing on, which may wait for the projector.
-      batch = JournalBatch();
-      committed_(std::move(effects), through_seq);
-    }
-    std::vector<std::pair<Ticket, Done>> done;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      committed_through_ = ticket;
-      ++stats_.batches;
-      stats_.requests += requests;
-      stats_.write_microseconds += std::chrono::duration_cast<std::chrono::microseconds>(
-                                       std::chrono::steady_clock::now() - started)
-                                       .count();
-      done = take_waiters_through(ticket);
-    }
-    cycle_started_ns_.store(0, std::memory_order_relaxed);
-    for (auto& [t, d] : done) d(CommitResult::Committed);
+    finish(std::move(sealed.batch), sealed.ticket, started);
   }
 }
 

@@ -136,6 +136,18 @@ class Batcher {
 
  private:
   void run();
+  // The open batch taken for writing (a fresh one, `next`, opened in its place) once there is
+  // one; false when stopping with nothing left to write.
+  struct Sealed {
+    JournalBatch batch;
+    Ticket ticket = 0;
+    CommitResult outcome = CommitResult::Committed;  // what it is to be, before any write
+  };
+  bool seal(JournalBatch next, std::size_t last_size, Sealed& out);
+  // Writes a sealed batch meant to commit; what became of it.
+  CommitResult write(JournalBatch& batch, Ticket ticket);
+  // Hands a committed batch's effects on, counts it and releases its waiters.
+  void finish(JournalBatch batch, Ticket ticket, std::chrono::steady_clock::time_point started);
   // Lets the open batch fill under load (CommitGather), with mutex_ held by `lock`.
   void let_fill(std::unique_lock<std::mutex>& lock, std::size_t to);
   // The outcome of a ticket in a failed range, if it is in one.
