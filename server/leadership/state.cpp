@@ -108,12 +108,14 @@ void Leadership::lease_renewed(Clock::time_point sent) {
   lease_until_ns_ = ns(sent + lease_);
 }
 
-void Leadership::session_lost() {
-  // The lease is not withdrawn: it runs out by itself unless the lock is retaken and renewed.
-  // (A standby queued behind this session gets the lock the moment PostgreSQL ends it, without
-  // waiting for this lease: docs/DURABILITY.md, "A hot standby", says what that leaves open.)
+void Leadership::session_lost(Loss how) {
+  // A session that ended frees the lock in PostgreSQL: a standby queued behind it holds it now
+  // and may serve before this lease would run out, so the lease goes with the session. One lost
+  // to a failed renewal may still hold the lock on PostgreSQL's side (a silent network): then
+  // no one else can take it before the lease runs out, and it is left to run out by itself.
   std::lock_guard<std::mutex> lock(mutex_);
   step(Event::SessionLost);
+  if (how == Loss::Ended) lease_until_ns_ = kNever;
 }
 
 void Leadership::lock_retaken() {

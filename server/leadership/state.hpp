@@ -14,8 +14,9 @@
 // The transitions are the one table in state.cpp; an event the table does not allow from the
 // current state is a bug and throws std::logic_error. The lease is counted from when the bump
 // or renewal that PostgreSQL accepted was *sent* (so the holder never believes in a lease
-// PostgreSQL holds expired) and is valid only while Leading or Retaking. Entering Fenced runs
-// the fenced callback once, with why. WriterLock (writer_lock.hpp) drives it against
+// PostgreSQL holds expired) and is valid only while Leading or Retaking; a session known to
+// have ended withdraws it at once (a standby queued behind it has the lock already). Entering
+// Fenced runs the fenced callback once, with why. WriterLock (writer_lock.hpp) drives it against
 // PostgreSQL; unit tests drive it with a clock of their own.
 #include <atomic>
 #include <chrono>
@@ -65,7 +66,10 @@ class Leadership {
   // The bump sent at `sent` was accepted: epoch `epoch` is ours and so is its lease.
   FencingToken epoch_bumped(std::int64_t epoch, Clock::time_point sent);
   void lease_renewed(Clock::time_point sent);
-  void session_lost();
+  // How the lock's session was lost: Ended when its socket reported the end (PostgreSQL ended
+  // it, or the network reset it), Unknown when a renewal failed (maybe a silent network).
+  enum class Loss { Unknown, Ended };
+  void session_lost(Loss how = Loss::Unknown);
   void lock_retaken();
   void lost_to_another(const std::string& why);
   void release();

@@ -28,7 +28,8 @@ void WriterLock::run_keeper() {
         std::chrono::duration_cast<std::chrono::milliseconds>(next_renewal - Steady::now());
     const auto wait =
         std::clamp(until_renewal, std::chrono::milliseconds(0), std::chrono::milliseconds(500));
-    if (!conn_->broke_within(wait)) {
+    const bool ended = conn_->broke_within(wait);
+    if (!ended) {
       if (Steady::now() < next_renewal) continue;
       next_renewal = Steady::now() + renew_every;
       try {
@@ -47,7 +48,7 @@ void WriterLock::run_keeper() {
     }
     EXCHANGE_LOG(warn) << "the writer lock's session (backend pid " << backend_.pid
                        << ") ended; taking the lock again";
-    state_.session_lost();
+    state_.session_lost(ended ? Leadership::Loss::Ended : Leadership::Loss::Unknown);
     std::string last_error;
     for (int attempt = 1; !stopping_.requested(); ++attempt) {
       try {

@@ -92,6 +92,23 @@ TEST_CASE("leadership lease: a lost lock session lets the lease run out until re
   CHECK(l.token().epoch == 7);  // the same epoch: nobody held the lock meanwhile
 }
 
+TEST_CASE("leadership lease: a lock session known to have ended takes the lease with it") {
+  // PostgreSQL ended it (or the network reset it): a standby queued behind it holds the lock
+  // now and may serve at once, so this server must not answer even reads from memory.
+  test::ManualClock clock;
+  Leadership l(3000ms, clock);
+  lead(l, clock);
+  clock.advance(100ms);
+  REQUIRE(l.lease_valid());
+  l.session_lost(Leadership::Loss::Ended);
+  CHECK(l.state() == State::Retaking);
+  CHECK_FALSE(l.lease_valid());  // at once, not 2.9 s later
+  l.lock_retaken();
+  CHECK_FALSE(l.lease_valid());  // until a renewal is accepted again
+  l.lease_renewed(clock.now());
+  CHECK(l.lease_valid());
+}
+
 TEST_CASE("leadership fencing: lost to another writer is final and told once") {
   test::ManualClock clock;
   Leadership l(3000ms, clock);
