@@ -3,10 +3,12 @@
 with every client operation recorded and the history checked afterwards (issue 41).
 
     scripts/chaos.py --seed N --minutes M [--clients 8] [--out DIR] [--build-dir build]
+                     [--port-base 25700]
 
 Brings up on this machine, and stops at the end (also on Ctrl-C), everything it needs:
-  - the Patroni PostgreSQL pair with etcd (scripts/ha-cluster.sh, synchronous, in
-    .local/chaos-ha, ports 25700+);
+  - the Patroni PostgreSQL pair with a 3-member etcd (scripts/ha-cluster.sh --etcd-members 3,
+    synchronous, in .local/chaos-ha, ports 25700+; with another --port-base P, in
+    .local/chaos-ha-P, ports P+, so two runs can coexist);
   - two exchange servers, one active and one --standby, each reaching both PostgreSQL nodes
     through relays of its own (scripts/chaos_proxy.py) that the nemesis can cut or silence;
   - clients (scripts/chaos_clients.py) trading through --servers-like failover, half one-shot,
@@ -14,9 +16,11 @@ Brings up on this machine, and stops at the end (also on Ctrl-C), everything it 
 The nemesis draws its schedule from the seed (the same seed gives the same schedule: kinds,
 moments, durations; the process a fault hits is whichever holds the role then) and injects, now
 and then two at once: kill -9 of the active exchange, of the standby, of the PostgreSQL primary,
-of etcd; SIGSTOP of the active exchange for 1-10 s; the active exchange's database links cut or
-made silent. A killed exchange is restarted as the standby a few seconds later. Every fault and
-heal is in the history with its time.
+of one etcd member (which one is drawn from the seed too; the other two keep the quorum, and when
+the one killed was the etcd leader they elect another); SIGSTOP of the active exchange for
+1-10 s; the active exchange's database links cut or made silent. A killed exchange is restarted
+as the standby a few seconds later, a killed etcd member after the fault's duration (it rejoins
+with its data). Every fault and heal is in the history with its time.
 
 Then everything heals, the stack settles, the final state is read from the tables and queried
 through the protocol (every order, by its account), the whole journal is replayed by the
@@ -26,6 +30,7 @@ promotions with their times, anomalies, the seed. Exit 0 with no anomaly, 1 with
 stack could not be brought up, 77 if Patroni or etcd cannot be installed here.
 """
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -41,9 +46,8 @@ from chaos_proxy import Relay
 from harness import ROOT, Server, free_port, http_get
 
 HA = os.path.join(ROOT, "scripts", "ha-cluster.sh")
-HA_BASE = 25700
-PG_PORTS = (HA_BASE + 20, HA_BASE + 21)
-API_PORTS = (HA_BASE + 10, HA_BASE + 11)
+PORT_BASE = 25700  # --port-base: ha-cluster.sh's BASE (etcd BASE-BASE+5, Patroni +10/11, PG +20/21)
+ETCD_MEMBERS = 3
 SYMBOLS = ["S1", "S2", "S3"]
 # The servers' flags: a short lease so a paused server is replaced within the run; the whole
 # journal kept (the checker replays it from the start).
@@ -59,6 +63,12 @@ def log(msg):
 
 
 # ---- the schedule -----------------------------------------------------------------------------
+
+def etcd_target(seed, index):
+    """The etcd member (1-3) that fault number `index` of the schedule kills, if a kill-etcd:
+    drawn from the seed and the index alone, so the schedule itself is what it always was."""
+    return random.Random(f"{seed}/etcd/{index}").randint(1, ETCD_MEMBERS)
+
 
 def schedule(seed, seconds):
     """[(at seconds from the start, fault kind, duration seconds)], drawn from `seed` alone.
@@ -79,9 +89,9 @@ def schedule(seed, seconds):
 class Exchange:
     """One exchange server with its two relays to the PostgreSQL nodes."""
 
-    def __init__(self, name, binary, out_dir, pg_url_template):
+    def __init__(self, name, binary, out_dir, pg_url_template, pg_ports):
         self.name = name
-        self.relays = [Relay(free_port(), pg).start() for pg in PG_PORTS]
+        self.relays = [Relay(free_port(), pg).start() for pg in pg_ports]
         db = pg_url_template.format(*[r.listen_port for r in self.relays])
         self.server = Server(binary, db, free_port(), free_port(),
                              log=os.path.join(out_dir, f"{name}.log"))
@@ -116,16 +126,39 @@ class Exchange:
 class Stack:
     def __init__(self, args, out_dir, history):
         self.args, self.out_dir, self.history = args, out_dir, history
-        self.ha_dir = os.path.join(ROOT, ".local", "chaos-ha")
+        self.base = args.port_base
+        self.ha_dir = os.path.join(ROOT, ".local", "chaos-ha" if self.base == PORT_BASE
+                                   else f"chaos-ha-{self.base}")
+        self.pg_ports = (self.base + 20, self.base + 21)
+        self.api_ports = (self.base + 10, self.base + 11)
+        # Member n's etcd client port (its peer port is the next one).
+        self.etcd_ports = {n: self.base + 2 * (n - 1) for n in range(1, ETCD_MEMBERS + 1)}
         self.exchanges = []
         self.url = None
 
+    def real_ha_dir(self):
+        """Where ha-cluster.sh keeps the cluster: ha_dir, or its /tmp fallback when the postgres
+        user cannot reach ha_dir (resolve_dir in the script)."""
+        fallback = "/tmp/exchange-ha-" + hashlib.sha256(self.ha_dir.encode()).hexdigest()[:16]
+        if os.path.isdir(fallback) and not os.path.isdir(os.path.join(self.ha_dir, "node1")):
+            return fallback
+        return self.ha_dir
+
     def up(self):
-        log("bringing up the Patroni pair and etcd (scripts/ha-cluster.sh)")
+        try:  # a cluster left by a run from before the 3-member etcd: its data is disposable
+            with open(os.path.join(self.real_ha_dir(), "etcd-members")) as f:
+                members = f.read().strip()
+        except OSError:
+            members = "1" if os.path.isdir(os.path.join(self.real_ha_dir(), "etcd")) else None
+        if members not in (None, str(ETCD_MEMBERS)):
+            log(f"{self.ha_dir} holds a {members}-member etcd: destroying it")
+            self.ha("destroy")
+        log(f"bringing up the Patroni pair and {ETCD_MEMBERS} etcd members (scripts/ha-cluster.sh)")
         self.url = self.ha("up", "--sync", "on").strip().splitlines()[-1]
-        template = self.url.replace(f":{PG_PORTS[0]},", ":{0},").replace(f":{PG_PORTS[1]}/", ":{1}/")
+        pg = self.pg_ports
+        template = self.url.replace(f":{pg[0]},", ":{0},").replace(f":{pg[1]}/", ":{1}/")
         binary = os.path.join(self.args.build_dir, "bin", "exchange-server")
-        self.exchanges = [Exchange(n, binary, self.out_dir, template) for n in ("a", "b")]
+        self.exchanges = [Exchange(n, binary, self.out_dir, template, pg) for n in ("a", "b")]
         a, b = self.exchanges
         a.start(standby=False, reset=True)  # a fresh exchange
         if not a.server.wait_listening(120):
@@ -136,7 +169,9 @@ class Stack:
 
     def ha(self, command, *flags):
         """scripts/ha-cluster.sh COMMAND [FLAGS] on this run's cluster; its stdout."""
-        ports = ["--ports", str(HA_BASE)] if command in ("up", "url") else []
+        ports = ["--ports", str(self.base)] if command in ("up", "url") else []
+        if command == "up":
+            ports += ["--etcd-members", str(ETCD_MEMBERS)]
         return subprocess.run([HA, command, *flags, *ports, self.ha_dir], check=True, text=True,
                               stdout=subprocess.PIPE).stdout
 
@@ -153,7 +188,8 @@ class Stack:
         return None
 
     def restart_etcd(self):
-        """`ha-cluster.sh up` on a thread of its own (it waits for a leader); one at a time."""
+        """`ha-cluster.sh up` on a thread of its own (it restarts the etcd members that are down
+        and waits for a leader); one at a time."""
         self.wait_etcd()
         self.etcd_thread = threading.Thread(target=self.ha, args=("up", "--sync", "on"),
                                             daemon=True)
@@ -164,11 +200,28 @@ class Stack:
         if thread is not None:
             thread.join(seconds)
 
-    def etcd_pid(self):
+    def etcd_pidfile(self, n):
+        return os.path.join(self.real_ha_dir(), f"etcd{'' if n == 1 else n}.pid")
+
+    def etcd_pid(self, n):
+        """Member n's pid, or None when it is not running (its pid file gone)."""
         try:
-            with open(os.path.join(self.ha_dir, "etcd.pid")) as f:
+            with open(self.etcd_pidfile(n)) as f:
                 return int(f.read().strip())
         except (OSError, ValueError):
+            return None
+
+    def etcd_role(self, n):
+        """"the etcd leader" or "a follower" as member n says, or None if it does not answer."""
+        try:
+            done = subprocess.run(
+                ["etcdctl", f"--endpoints=http://127.0.0.1:{self.etcd_ports[n]}",
+                 "--dial-timeout=1s", "--command-timeout=2s", "endpoint", "status", "-w", "json"],
+                env={**os.environ, "ETCDCTL_API": "3"}, text=True, capture_output=True, timeout=5)
+            status = json.loads(done.stdout)[0]["Status"]
+            leader = status["header"]["member_id"] == status["leader"]
+            return "the etcd leader" if leader else "a follower"
+        except (OSError, subprocess.SubprocessError, ValueError, LookupError, TypeError):
             return None
 
     def down(self):
@@ -190,13 +243,14 @@ class Stack:
 class Nemesis(threading.Thread):
     """Injects the schedule's faults at their moments and heals each after its duration."""
 
-    def __init__(self, stack, plan, history, started, stop):
+    def __init__(self, stack, plan, seed, history, started, stop):
         super().__init__(daemon=True, name="nemesis")
-        self.stack, self.plan, self.history = stack, plan, history
+        self.stack, self.plan, self.seed, self.history = stack, plan, seed, history
         self.started, self.stop_event = started, stop
         self.heals = []  # (at monotonic, description, function)
         self.lock = threading.Lock()
         self.injected, self.skipped = {}, {}
+        self.etcd_leader_kills = 0
 
     def note(self, kind, action, target, detail=""):
         self.history.record({"type": "fault", "t": time.time(), "kind": kind, "action": action,
@@ -204,14 +258,14 @@ class Nemesis(threading.Thread):
         log(f"{action} {kind} {target} {detail}".rstrip())
 
     def run(self):
-        for at, kind, duration in self.plan:
+        for index, (at, kind, duration) in enumerate(self.plan):
             while not self.stop_event.is_set() and time.monotonic() < self.started + at:
                 self.heal_due()
                 self.stop_event.wait(0.1)
             if self.stop_event.is_set():
                 break
             try:
-                self.inject(kind, duration)
+                self.inject(kind, duration, index)
             except Exception as e:  # a fault that could not be injected is skipped, and said
                 self.skip(kind, f"could not inject: {e}")
         self.heal_all()
@@ -238,7 +292,7 @@ class Nemesis(threading.Thread):
     def heal_all(self):
         self.heal_due(everything=True)
 
-    def inject(self, kind, duration):
+    def inject(self, kind, duration, index):
         s = self.stack
         if kind in ("kill-active", "kill-standby"):
             x = s.active() if kind == "kill-active" else s.standby()
@@ -266,17 +320,21 @@ class Nemesis(threading.Thread):
             s.ha("kill-leader")
             self.count(kind, "postgresql leader")
         elif kind == "kill-etcd":
-            pid = s.etcd_pid()
+            n = etcd_target(self.seed, index)
+            pid = s.etcd_pid(n)
             if pid is None:
-                return self.skip(kind, "etcd is not running")
+                return self.skip(kind, f"etcd{n} is not running")
+            role = s.etcd_role(n)
             os.kill(pid, signal.SIGKILL)
             # Its parent may never reap it (it was started in the background by ha-cluster.sh,
             # which exited), and a zombie still answers kill -0: without its pid file, `up`
             # starts a new one.
-            os.unlink(os.path.join(s.ha_dir, "etcd.pid"))
-            self.count(kind, "etcd", f"pid {pid}")
+            os.unlink(s.etcd_pidfile(n))
+            if role == "the etcd leader":
+                self.etcd_leader_kills += 1
+            self.count(kind, f"etcd{n}", f"pid {pid}" + (f", {role}" if role else ""))
             # Restarted in the background: `up` waits for a leader, which may take a while.
-            self.later(duration, kind, "etcd", lambda: s.restart_etcd())
+            self.later(duration, kind, f"etcd{n}", lambda: s.restart_etcd())
 
     def count(self, kind, target, detail=""):
         self.injected[kind] = self.injected.get(kind, 0) + 1
@@ -341,9 +399,8 @@ class Watcher(threading.Thread):
         self.history.record(entry)
         log(f"{what}: {detail}")
 
-    @staticmethod
-    def patroni_leader():
-        for i, port in enumerate(API_PORTS):
+    def patroni_leader(self):
+        for i, port in enumerate(self.stack.api_ports):
             try:
                 status, body = http_get(port, "/", timeout=0.5)
                 if json.loads(body).get("role") in ("master", "primary"):
@@ -495,7 +552,7 @@ def heal_everything(stack, nemesis):
         x.links("pass")
         Nemesis.restart(x)
     stack.wait_etcd()
-    if stack.etcd_pid() is None:
+    if any(stack.etcd_pid(n) is None for n in stack.etcd_ports):
         stack.ha("up", "--sync", "on")
 
 
@@ -509,7 +566,9 @@ def summary(args, plan, nemesis, clients, report):
           + ", ".join(f"{k} {v}" for k, v in sorted(nemesis.injected.items())) + ")"
           + ("; skipped (no process in that role then): "
              + ", ".join(f"{k} {v}" for k, v in sorted(nemesis.skipped.items()))
-             if nemesis.skipped else ""))
+             if nemesis.skipped else "")
+          + (f"; kill-etcd on the etcd leader: {nemesis.etcd_leader_kills} of "
+             f"{nemesis.injected['kill-etcd']}" if nemesis.injected.get("kill-etcd") else ""))
     print(report)
 
 
@@ -520,11 +579,18 @@ def parse_args():
     p.add_argument("--seed", type=int, required=True, help="the schedule's seed (printed)")
     p.add_argument("--minutes", type=float, default=2.0, help="how long faults are injected")
     p.add_argument("--clients", type=int, default=8, help="trading clients (half persistent)")
-    p.add_argument("--out", help="where the history and logs go (default .local/chaos/SEED)")
+    p.add_argument("--out", help="where the history and logs go (default .local/chaos/SEED, "
+                   "or .local/chaos/SEED-PORTBASE with another --port-base)")
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--plan-only", action="store_true", help="print the schedule and exit")
+    p.add_argument("--port-base", type=int, default=PORT_BASE,
+                   help="the HA cluster's ports start here (default %(default)s); another base "
+                        "lets two runs coexist")
     args = p.parse_args()
-    args.out = args.out or os.path.join(ROOT, ".local", "chaos", str(args.seed))
+    if not 1024 <= args.port_base <= 32746:
+        p.error("--port-base must be in 1024..32746")
+    run = str(args.seed) if args.port_base == PORT_BASE else f"{args.seed}-{args.port_base}"
+    args.out = args.out or os.path.join(ROOT, ".local", "chaos", run)
     return args
 
 
@@ -532,8 +598,9 @@ def main():
     args = parse_args()
     plan = schedule(args.seed, args.minutes * 60)
     if args.plan_only:
-        for at, kind, duration in plan:
-            print(f"{at:8.2f} s  {kind:16} {duration:5.2f} s")
+        for index, (at, kind, duration) in enumerate(plan):
+            member = f"  etcd{etcd_target(args.seed, index)}" if kind == "kill-etcd" else ""
+            print(f"{at:8.2f} s  {kind:16} {duration:5.2f} s{member}")
         return 0
     os.makedirs(args.out, exist_ok=True)
     history = History(os.path.join(args.out, "history.jsonl"))
@@ -557,7 +624,7 @@ def main():
         clients = [Client(i, accounts[i], SYMBOLS, ports, history, args.seed * 1000 + i,
                           persistent=i % 2 == 1, stop=stop_clients) for i in range(args.clients)]
         watcher = Watcher(stack, history, stop_faults)
-        nemesis = Nemesis(stack, plan, history, time.monotonic(), stop_faults)
+        nemesis = Nemesis(stack, plan, args.seed, history, time.monotonic(), stop_faults)
         for t in (*clients, watcher, nemesis):
             t.start()
         nemesis.join(args.minutes * 60 + 5)

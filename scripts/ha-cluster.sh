@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# A local highly available PostgreSQL 15: one etcd and two Patroni-managed nodes.
+# A local highly available PostgreSQL 15: etcd (one member, or three) and two Patroni-managed
+# nodes.
 #
-#   scripts/ha-cluster.sh up [--sync on|strict|off] [--ports BASE] [DIR]
-#                                     start (bootstrap first if needed); waits for a leader and,
-#                                     unless --sync off, a synchronous standby; prints the
-#                                     multi-host URL last on stdout
+#   scripts/ha-cluster.sh up [--sync on|strict|off] [--ports BASE] [--etcd-members 1|3] [DIR]
+#                                     start what is not running (bootstrap first if needed);
+#                                     waits for a leader and, unless --sync off, a synchronous
+#                                     standby; prints the multi-host URL last on stdout
 #   scripts/ha-cluster.sh status      [DIR]  patronictl list (exit 3 when not running)
 #   scripts/ha-cluster.sh kill-leader [DIR]  SIGKILL the leader's postmaster (not Patroni)
 #   scripts/ha-cluster.sh url [--ports BASE] [DIR]   print the multi-host URL
@@ -15,6 +16,13 @@
 # etcd client BASE, etcd peer BASE+1, Patroni REST API BASE+10 and BASE+11, PostgreSQL BASE+20
 # and BASE+21. All are below Linux's ephemeral range (32768-60999) for the reason local-pg.sh
 # gives: a restart on a port inside it fails whenever a client connection happens to hold it.
+#
+# --etcd-members (default 1): 3 runs the etcd members ha-etcd, ha-etcd2 and ha-etcd3 (client and
+# peer ports BASE/BASE+1, BASE+2/BASE+3, BASE+4/BASE+5; data in DIR/etcd, DIR/etcd2, DIR/etcd3),
+# so losing any one keeps the quorum, and Patroni is given all three. The count is kept in
+# DIR/etcd-members until `destroy`; a 3-member cluster also keeps its ports (its members know
+# each other's peer URLs), so changing either means `destroy` first. `up` restarts a member that
+# is down, which rejoins with its data.
 #
 # --sync (or $HA_SYNC):
 #   on      synchronous_mode: true. Patroni names the standby in synchronous_standby_names, so
@@ -57,7 +65,8 @@ skip() {
   exit 77
 }
 usage() {
-  sed -n '3,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+  # The comment above, from the commands to the options (not the notes after them).
+  sed -n '5,/^# Everything runs/{/^# Everything runs/d;s/^# \{0,1\}//p;}' "${BASH_SOURCE[0]}" >&2
   exit 2
 }
 
@@ -120,10 +129,14 @@ resolve_dir() {
   printf '%s\n' "$req"
 }
 
-port_of() { # role: etcd | peer | api1 | api2 | pg1 | pg2
+port_of() { # role: etcd | peer | etcdN | peerN (member N, 1-3) | api1 | api2 | pg1 | pg2
   case $1 in
-    etcd) echo $((BASE)) ;;
-    peer) echo $((BASE + 1)) ;;
+    etcd | etcd1) echo $((BASE)) ;;
+    peer | peer1) echo $((BASE + 1)) ;;
+    etcd2) echo $((BASE + 2)) ;;
+    peer2) echo $((BASE + 3)) ;;
+    etcd3) echo $((BASE + 4)) ;;
+    peer3) echo $((BASE + 5)) ;;
     api1) echo $((BASE + 10)) ;;
     api2) echo $((BASE + 11)) ;;
     pg1) echo $((BASE + 20)) ;;
@@ -143,36 +156,84 @@ load_ports() {
   if [[ -f "$DIR/ports" ]]; then BASE=$(cat "$DIR/ports"); fi
 }
 
-# ---- etcd ------------------------------------------------------------------------------------
-start_etcd() {
-  if pid_alive "$DIR/etcd.pid"; then
-    log "etcd already running (pid $(cat "$DIR/etcd.pid"))"
-  else
-    log "starting etcd on 127.0.0.1:$(port_of etcd) (log: $DIR/etcd.log)"
-    mkdir -p "$DIR/etcd"
-    chmod 700 "$DIR/etcd"
-    # setsid and no inherited stdout: the cluster outlives this script, and a caller reading our
-    # stdout through a pipe must see it close when we exit.
-    setsid etcd --name ha-etcd --data-dir "$DIR/etcd" \
-      --listen-client-urls "http://127.0.0.1:$(port_of etcd)" \
-      --advertise-client-urls "http://127.0.0.1:$(port_of etcd)" \
-      --listen-peer-urls "http://127.0.0.1:$(port_of peer)" \
-      --initial-advertise-peer-urls "http://127.0.0.1:$(port_of peer)" \
-      --initial-cluster "ha-etcd=http://127.0.0.1:$(port_of peer)" \
-      --initial-cluster-token "$SCOPE" \
-      </dev/null >>"$DIR/etcd.log" 2>&1 &
-    echo $! >"$DIR/etcd.pid"
+# The etcd member count DIR was bootstrapped with: DIR/etcd-members, or 1 for an etcd made
+# before that file existed; empty when DIR holds no etcd yet.
+stored_members() {
+  if [[ -f "$DIR/etcd-members" ]]; then
+    cat "$DIR/etcd-members"
+  elif [[ -d "$DIR/etcd/member" ]]; then
+    echo 1
   fi
-  local tries=0
-  until ETCDCTL_API=3 etcdctl --endpoints="http://127.0.0.1:$(port_of etcd)" \
-    --dial-timeout=1s endpoint health >/dev/null 2>&1; do
-    tries=$((tries + 1))
-    pid_alive "$DIR/etcd.pid" || {
-      tail -n 20 "$DIR/etcd.log" >&2
-      die "etcd exited (log: $DIR/etcd.log)"
-    }
-    [[ $tries -lt 60 ]] || die "etcd did not become healthy (log: $DIR/etcd.log)"
-    sleep 0.5
+}
+
+# ---- etcd ------------------------------------------------------------------------------------
+# Member N (1-based) is named ha-etcd (N=1, as with a single member) or ha-etcdN; its data
+# directory, pid file and log in DIR are etcd, etcd.pid, etcd.log, or etcdN, etcdN.pid, etcdN.log.
+member_suffix() { [[ $1 -eq 1 ]] || echo "$1"; }
+member_name() { echo "ha-etcd$(member_suffix "$1")"; }
+member_file() { echo "$DIR/etcd$(member_suffix "$1")"; }
+
+# "ha-etcd=http://127.0.0.1:PEER,..." for --initial-cluster.
+initial_cluster() {
+  local n out=""
+  for ((n = 1; n <= ETCD_MEMBERS; n++)); do
+    out+="${out:+,}$(member_name "$n")=http://127.0.0.1:$(port_of "peer$n")"
+  done
+  echo "$out"
+}
+
+# "127.0.0.1:CLIENT,..." for Patroni's etcd3 hosts.
+etcd_hosts() {
+  local n out=""
+  for ((n = 1; n <= ETCD_MEMBERS; n++)); do out+="${out:+,}127.0.0.1:$(port_of "etcd$n")"; done
+  echo "$out"
+}
+
+start_member() {
+  local n=$1 name data state=new
+  name=$(member_name "$n")
+  data=$(member_file "$n")
+  if pid_alive "$data.pid"; then
+    log "$name already running (pid $(cat "$data.pid"))"
+    return
+  fi
+  # A member with data rejoins the cluster it belongs to (etcd then ignores --initial-cluster).
+  if compgen -G "$data/member/wal/*.wal" >/dev/null; then state=existing; fi
+  log "starting $name on 127.0.0.1:$(port_of "etcd$n") ($state; log: $data.log)"
+  mkdir -p "$data"
+  chmod 700 "$data"
+  # setsid and no inherited stdout: the cluster outlives this script, and a caller reading our
+  # stdout through a pipe must see it close when we exit.
+  setsid etcd --name "$name" --data-dir "$data" \
+    --listen-client-urls "http://127.0.0.1:$(port_of "etcd$n")" \
+    --advertise-client-urls "http://127.0.0.1:$(port_of "etcd$n")" \
+    --listen-peer-urls "http://127.0.0.1:$(port_of "peer$n")" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$(port_of "peer$n")" \
+    --initial-cluster "$(initial_cluster)" \
+    --initial-cluster-state "$state" \
+    --initial-cluster-token "$SCOPE" \
+    </dev/null >>"$data.log" 2>&1 &
+  echo $! >"$data.pid"
+}
+
+# Starts every member that is not running (all before waiting: a new member is healthy only
+# once a quorum has formed), then waits until each one answers healthy.
+start_etcd() {
+  local n data tries
+  for ((n = 1; n <= ETCD_MEMBERS; n++)); do start_member "$n"; done
+  for ((n = 1; n <= ETCD_MEMBERS; n++)); do
+    data=$(member_file "$n")
+    tries=0
+    until ETCDCTL_API=3 etcdctl --endpoints="http://127.0.0.1:$(port_of "etcd$n")" \
+      --dial-timeout=1s endpoint health >/dev/null 2>&1; do
+      tries=$((tries + 1))
+      pid_alive "$data.pid" || {
+        tail -n 20 "$data.log" >&2
+        die "$(member_name "$n") exited (log: $data.log)"
+      }
+      [[ $tries -lt 60 ]] || die "$(member_name "$n") did not become healthy (log: $data.log)"
+      sleep 0.5
+    done
   done
 }
 
@@ -195,7 +256,7 @@ restapi:
   listen: 127.0.0.1:$(port_of api$((i + 1)))
   connect_address: 127.0.0.1:$(port_of api$((i + 1)))
 etcd3:
-  hosts: 127.0.0.1:$(port_of etcd)
+  hosts: $(etcd_hosts)
 bootstrap:
   dcs:
     # Fast failure detection for a local cluster: the leader key lives 10 s, Patroni wakes every
@@ -325,9 +386,17 @@ cmd_up() {
   mkdir -p "$DIR"
   [[ ! -L "$DIR" ]] || die "$DIR is a symlink; refusing"
   if [[ -f "$DIR/ports" && "$(cat "$DIR/ports")" != "$BASE" ]]; then
-    die "the cluster in $DIR uses ports from $(cat "$DIR/ports"); run 'down' first or use them"
+    local how="run 'down' first"
+    if ((ETCD_MEMBERS > 1)); then how="its etcd members know them: 'destroy' it"; fi
+    die "the cluster in $DIR uses ports from $(cat "$DIR/ports"); $how or use them"
+  fi
+  local stored
+  stored=$(stored_members)
+  if [[ -n $stored && $stored != "$ETCD_MEMBERS" ]]; then
+    die "$DIR holds a $stored-member etcd; 'destroy' it to get $ETCD_MEMBERS"
   fi
   echo "$BASE" >"$DIR/ports"
+  echo "$ETCD_MEMBERS" >"$DIR/etcd-members"
 
   start_etcd
   local i
@@ -386,11 +455,31 @@ cmd_up() {
   url
 }
 
+# "ha-etcd leader, ha-etcd2 follower, ha-etcd3 down": each member as it answers.
+etcd_summary() {
+  local n out="" role
+  for ((n = 1; n <= ETCD_MEMBERS; n++)); do
+    role=$(ETCDCTL_API=3 etcdctl --endpoints="http://127.0.0.1:$(port_of "etcd$n")" \
+      --dial-timeout=1s --command-timeout=2s endpoint status -w json 2>/dev/null |
+      python3 -c '
+import json, sys
+try:
+    s = json.load(sys.stdin)[0]["Status"]
+    print("leader" if s["header"]["member_id"] == s["leader"] else "follower")
+except (ValueError, LookupError, TypeError):
+    print("down")
+' 2>/dev/null) || role=down
+    out+="${out:+, }$(member_name "$n") ${role:-down}"
+  done
+  echo "$out"
+}
+
 cmd_status() {
   if ! pid_alive "$DIR/node1/patroni.pid" && ! pid_alive "$DIR/node2/patroni.pid"; then
     log "not running ($DIR)"
     return 3
   fi
+  log "etcd: $(etcd_summary)"
   as_owner patronictl -c "$DIR/node1/patroni.yml" list
 }
 
@@ -447,8 +536,10 @@ cmd_down() {
       fi
     fi
   done
-  stop_pid "$DIR/etcd.pid" 20 etcd
-  rm -f "$DIR/ports"
+  local n
+  for n in 1 2 3; do stop_pid "$(member_file "$n").pid" 20 "$(member_name "$n")"; done
+  # A 3-member etcd keeps its ports: its members' peer URLs are in their data.
+  if ((ETCD_MEMBERS == 1)); then rm -f "$DIR/ports"; fi
   log "stopped ($DIR)"
 }
 
@@ -460,7 +551,8 @@ cmd_destroy() {
   for entry in "$DIR"/* "$DIR"/.[!.]*; do
     [[ -e "$entry" ]] || continue
     case $(basename "$entry") in
-      etcd | etcd.log | etcd.pid | node1 | node2 | ports) ;;
+      etcd | etcd[23] | etcd.log | etcd[23].log | etcd.pid | etcd[23].pid | etcd-members) ;;
+      node1 | node2 | ports) ;;
       *) die "$DIR holds $(basename "$entry"), which is not ours; not deleting it" ;;
     esac
   done
@@ -475,6 +567,7 @@ shift
 SYNC=${HA_SYNC:-on}
 BASE=${HA_PORT_BASE:-25500}
 ports_given=0
+ETCD_MEMBERS=""
 positional=()
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -487,6 +580,11 @@ while [[ $# -gt 0 ]]; do
       [[ $# -ge 2 ]] || usage
       BASE=$2
       ports_given=1
+      shift 2
+      ;;
+    --etcd-members)
+      [[ $# -ge 2 ]] || usage
+      ETCD_MEMBERS=$2
       shift 2
       ;;
     -h | --help) usage ;;
@@ -505,6 +603,10 @@ REQ_DIR=$(realpath -m -- "${positional[0]:-$ROOT/.local/ha}")
 [[ "$REQ_DIR" != / ]] || die "DIR must not be /"
 DIR=$(resolve_dir "$REQ_DIR")
 if [[ $ports_given -eq 0 ]]; then load_ports; fi
+[[ -z $ETCD_MEMBERS || $ETCD_MEMBERS =~ ^[13]$ ]] ||
+  die "--etcd-members must be 1 or 3, got '$ETCD_MEMBERS'"
+ETCD_MEMBERS=${ETCD_MEMBERS:-$(stored_members)}
+ETCD_MEMBERS=${ETCD_MEMBERS:-1}
 
 case $command in
   up) cmd_up ;;
