@@ -1,8 +1,9 @@
 """The security experiment without a server: its plan (legs alternating within each
-repetition, the flags each leg needs) and the paired TLS/plaintext ratios."""
+repetition, the flags each leg needs), the paired TLS/plaintext ratios, and the report's
+section with and without security rows."""
 import pytest
 
-from study import analysis, experiments
+from study import analysis, experiments, report
 
 
 def plan(models=("per-client", "reactor")):
@@ -50,3 +51,12 @@ def test_ratios_pair_the_same_repetition_only():
     assert [x["leg"].name for x in legs] == ["plain", "tls-full"]
     assert legs[0]["ratios"] is None and legs[1]["cpu_us"]["server"].mean == pytest.approx(100.0)
 
+
+def test_section_renders_with_and_without_security_rows(tmp_path):
+    empty = report.Report(tmp_path, tmp_path / "figures", tmp_path / "report.md").build()
+    assert "### 3.10 The cost of security" in empty and "No data" in empty
+    rep = report.Report(tmp_path, tmp_path / "figures", tmp_path / "report.md")
+    rep.rows = [row("reactor-persistent-plain", r, 100.0) for r in (1, 2, 3)] + \
+               [row("reactor-persistent-tls", r, t) for r, t in ((1, 70.0), (2, 90.0), (3, 80.0))]
+    text = rep.build()
+    assert "**0.80** (0.70–0.90, n=3)" in text and "0.80 reactor" in text
