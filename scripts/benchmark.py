@@ -78,14 +78,11 @@ and its target (issue 38): persistent at least 0.9, one-shot with resumption at 
 one-shot with full handshakes is reported without a target. --quick: 2 s per leg.
 """
 import argparse
-import hashlib
 import os
 import resource
-import secrets
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -93,8 +90,8 @@ import threading
 import time
 
 import harness
-from harness import (ROOT, Postgres, Reaper, Server, cpu_model, free_port, load1, metrics, proc_status,
-                     process_cpu_s, start_local_pg)
+from harness import (ROOT, Postgres, Reaper, Server, cpu_model, free_port, load1, make_credentials, metrics,
+                     proc_status, process_cpu_s, security_flags, start_local_pg)
 
 BIN = os.path.join(ROOT, "build", "bin")
 SERVER = os.path.join(BIN, "exchange-server")
@@ -533,7 +530,10 @@ def tls_comparison(args, db, pg, seconds):
     """--tls: every case of TLS_CASES in alternating rounds, then the medians and the verdict."""
     tmp = tempfile.mkdtemp(prefix="benchmark-tls-")
     REAPER.call(lambda: shutil.rmtree(tmp, ignore_errors=True), f"the temporary directory {tmp}")
-    creds = make_credentials(tmp)
+    try:
+        creds = make_credentials(tmp)
+    except RuntimeError as e:
+        raise SystemExit(f"benchmark: {e}")
     print(f"benchmark: TLS comparison, {seconds:g} s per leg after 1 s of warm-up; {machine()}", flush=True)
     print(tls_legend(args, seconds), flush=True)
     results = []  # (case, model, legs, {leg label: [leg_figures() of each round]})
@@ -544,52 +544,6 @@ def tls_comparison(args, db, pg, seconds):
     rows = tls_table(args, results)
     print(verdict(args, rows), flush=True)
     return 0
-
-
-def openssl(tmp, *args):
-    """The openssl command in `tmp`, quiet unless it fails."""
-    r = subprocess.run(["openssl", *args], cwd=tmp, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"benchmark: openssl {args[0]} failed: {r.stderr.strip()}")
-
-
-def make_credentials(tmp):
-    """In `tmp`: a CA, a server certificate for IP 127.0.0.1 and a client certificate with
-    CN=bench (EC P-256, valid 2 days), a principals file giving `bench` both roles on every
-    account and the sha256 of a random API key, and that key's file. Returns {file: path}."""
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-    openssl(tmp, "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-            "-subj", "/CN=benchmark CA", "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign")
-    leaves = [("server", "127.0.0.1", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
-              ("client", "bench", "extendedKeyUsage=clientAuth\n")]  # the client's CN is its principal
-    for serial, (who, cn, ext) in enumerate(leaves, start=2):
-        write(os.path.join(tmp, f"{who}.ext"), ext)
-        openssl(tmp, "req", "-new", *ec, "-keyout", f"{who}.key", "-out", f"{who}.csr", "-subj", f"/CN={cn}")
-        openssl(tmp, "x509", "-req", "-in", f"{who}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                "-set_serial", str(serial), "-days", "2", "-extfile", f"{who}.ext", "-out", f"{who}.pem")
-    key = secrets.token_hex(32)
-    write(os.path.join(tmp, "api-key"), key + "\n")
-    write(os.path.join(tmp, "principals"), f"bench admin,trade * {hashlib.sha256(key.encode()).hexdigest()}\n")
-    return {f: os.path.join(tmp, f) for f in ("ca.pem", "server.pem", "server.key", "client.pem", "client.key",
-                                              "api-key", "principals")}
-
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def security_flags(creds, tls_flags):
-    """(server flags, bench flags) of a leg: plaintext with a key logon when `tls_flags` is None,
-    else TLS with the client certificate and `tls_flags`. Both with --principals."""
-    server = ["--principals", creds["principals"]]
-    if tls_flags is None:
-        return server, ["--principal", "bench", "--api-key-file", creds["api-key"]]
-    return (server + ["--tls-cert", creds["server.pem"], "--tls-key", creds["server.key"],
-                      "--tls-client-ca", creds["ca.pem"]],
-            ["--tls", "--ca", creds["ca.pem"], "--cert", creds["client.pem"], "--key", creds["client.key"],
-             *tls_flags])
 
 
 def tls_rounds(args, seconds, db, pg, creds, name, model, bargs, legs):

@@ -6,8 +6,9 @@ they `import harness` as a sibling module (as they import wire). Some of what is
 writeup/study/procs.py, which the study's sweep uses too, and is re-exported from there: the
 Reaper, stop_process, free_port (ports 24000-24999, the range agreed with the other engineers),
 start_local_pg, stop_local_pg, Postgres (psql queries on a cluster, its CPU time and commits),
-proc_status (a process's threads and memory), load1 (the load average) and CLK_TCK; and
-study/machine.py's cpu_model. The protocol itself (one request on a connection) is wire.py's.
+proc_status (a process's threads and memory), load1 (the load average) and CLK_TCK;
+study/machine.py's cpu_model; and study/credentials.py's make_credentials and security_flags
+(certificates, principals and the flags of a TLS or key-logon leg). The protocol itself (one request on a connection) is wire.py's.
 """
 import json
 import os
@@ -19,13 +20,15 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "writeup"))
+from study.credentials import make_credentials, security_flags  # noqa: E402
 from study.machine import cpu_model  # noqa: E402
 from study.procs import (CLK_TCK, Postgres, Reaper, free_port, load1, proc_status, start_local_pg,  # noqa: E402
                          stop_local_pg, stop_process)
 
 __all__ = ["ROOT", "LOCAL_PG", "BENCH_WORKLOAD", "CLK_TCK", "Reaper", "free_port", "start_local_pg",
            "stop_local_pg", "stop_process", "Postgres", "proc_status", "load1", "local_pg", "wait_listening",
-           "http_get", "metrics", "Server", "bench_command", "bench", "process_cpu_s", "cpu_model"]
+           "http_get", "metrics", "Server", "bench_command", "bench", "process_cpu_s", "cpu_model",
+           "make_credentials", "security_flags"]
 
 LOCAL_PG = os.path.join(ROOT, "scripts", "local-pg.sh")
 # The benchmarks' workload beside the bench's own defaults: 200 accounts, 20 symbols.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for the whole study: measure, plot, write the report.
 #
-#   writeup/make_report.sh                 full sweep (about 45 min on 2 cores) -> writeup/results/,
+#   writeup/make_report.sh                 full sweep (about 52 min on 2 cores) -> writeup/results/,
 #                                          writeup/figures/, writeup/report.md, writeup/report.pdf
 #   writeup/make_report.sh --quick         tiny version of everything (CI, about 2 min) -> writeup/cache/quick/
 #   writeup/make_report.sh --plots-only    figures and report from the existing results (no runs)

@@ -3,8 +3,9 @@
 # seconds per cell, 2 repetitions, and a small scripts/takeover_bench.py) and asserts that its
 # CSV, manifest, takeover.json, every figure and the report exist and make sense, and that the
 # durable floor (exchange-floor) was measured in every scaling cell (or listed as skipped when
-# the binary is missing). Exit 0 pass, 1 fail, 77 "SKIPPED: reason" only when the
-# study's Python packages cannot be installed.
+# the binary is missing), and that section 3.10 shows the security legs' TLS/plaintext ratios.
+# Exit 0 pass, 1 fail, 77 "SKIPPED: reason" only when the study's Python packages cannot be
+# installed.
 #
 # Database: $EXCHANGE_TEST_DATABASE_URL (set by test.sh) if present: the study then uses
 # databases writeup_quick, writeup_quick_r1.. on that cluster; otherwise make_report.sh starts
@@ -36,7 +37,7 @@ echo "quick study took $((SECONDS - start)) s"
 
 PYTHON=.local/writeup-venv/bin/python
 PYTHONPATH=writeup "$PYTHON" - "$OUT" <<'PY' || exit 1
-import csv, json, sys
+import csv, json, re, sys
 from pathlib import Path
 from study import experiments, plots
 from study.sweep import COLUMNS
@@ -99,6 +100,16 @@ for name in plots.FIGURES:
         problems.append(f"{md}: does not show {name}")
 if floor and "of the floor" not in text:
     problems.append(f"{md}: does not compare the models with the durable floor")
+# Section 3.10, the cost of security: TLS/plaintext ratios in its table, and the resumed legs
+# did resume their sessions.
+security = [r for r in by_exp.get("security", []) if r["status"] == "ok"]
+if security:
+    if "### 3.10 The cost of security" not in text or not re.search(r"\| \*\*\d+\.\d\d\*\* \(", text):
+        problems.append(f"{md}: section 3.10 shows no TLS/plaintext ratio")
+    unresumed = sorted({r["cell"] for r in security
+                        if r["cell"].endswith("-resumed") and not int(r["tls_resumed"] or 0)})
+    if unresumed:
+        problems.append(f"security: no resumed TLS handshake in {unresumed}")
 # Section 4.1: scripts/takeover_bench.py's results, written by make_report.sh.
 takeover = out / "results" / "takeover.json"
 if not takeover.exists():

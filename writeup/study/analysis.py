@@ -27,7 +27,7 @@ NUMERIC = {
     "first_jit_3sd", "first_jit_4sd", "disagreements", "total_requests", "wall_s",
     "server_cpu_s", "pg_cpu_s", "client_cpu_s", "pg_commits", "server_threads_max",
     "server_rss_kb_max", "server_vsz_kb_max", "server_sockets_max", "srv_requests", "srv_commits",
-    "srv_commit_ms", "host_load1", "host_cpu_some10",
+    "srv_commit_ms", "host_load1", "host_cpu_some10", "tls_handshakes", "tls_resumed",
 }
 
 MODEL_ORDER = ex.MODELS
@@ -462,4 +462,49 @@ def bottleneck(rows: list[dict], floor: bool = False) -> list[dict]:
             "pg_share": stats.mean(cpu_share) if cpu_share else None,
             "cpus_busy": stats.mean(busy) if busy else None,
         })
+    return out
+
+
+# ---- the cost of security -------------------------------------------------------------------
+
+def _per_request_us(rs: list[dict], field: str) -> stats.MeanCI | None:
+    """CPU µs per request of one process, over every request of each run (setup, warm-up)."""
+    vals = [1e6 * r[field] / r["total_requests"] for r in rs
+            if isinstance(r.get(field), (int, float)) and r.get("total_requests")]
+    return stats.mean_ci95(vals) if vals else None
+
+
+def paired_ratios(tls: list[dict], plain: list[dict], field: str = "throughput_rps") -> list[float]:
+    """TLS / plaintext of `field`, one per repetition that has an ok run of both legs."""
+    ref = {r["rep"]: r[field] for r in plain if r.get(field)}
+    return [r[field] / ref[r["rep"]] for r in sorted(tls, key=lambda r: r["rep"])
+            if r["rep"] in ref and isinstance(r.get(field), (int, float))]
+
+
+def security_legs(rows: list[dict]) -> list[dict]:
+    """One entry per (model, connections, leg) of the security experiment, in the plan's order:
+    throughput, p50 and p99 (mean ± 95% CI over the repetitions), CPU µs per request of the
+    server, PostgreSQL and the client, the bench's TLS handshakes (median per run) and, for a
+    TLS leg, the paired TLS/plaintext throughput ratios (one per repetition)."""
+    ok = ok_rows(rows, "security")
+    out = []
+    for model in models_in(ok):
+        for conn, legs in ex.SECURITY_LEGS.items():
+            cells = {leg.name: [r for r in ok if r["cell"] == f"{model}-{conn}-{leg.name}"] for leg in legs}
+            for leg in legs:
+                rs = cells[leg.name]
+                if not rs:
+                    continue
+                shakes = [r["tls_handshakes"] for r in rs if isinstance(r.get("tls_handshakes"), (int, float))]
+                resumed = [r["tls_resumed"] for r in rs if isinstance(r.get("tls_resumed"), (int, float))]
+                out.append({
+                    "model": model, "connections": conn, "leg": leg, "n": len(rs),
+                    "clients": rs[0].get("clients"), "throughput": ci(rs, "throughput_rps"),
+                    "p50": ci(rs, "lat_p50_ms"), "p99": ci(rs, "lat_p99_ms"),
+                    "cpu_us": {p: _per_request_us(rs, f"{p}_cpu_s") for p in ("server", "pg", "client")},
+                    "handshakes": median_of(shakes) if shakes else None,
+                    "resumed": median_of(resumed) if resumed else None,
+                    "ratios": (paired_ratios(rs, cells[ex.PLAIN.name])
+                               if leg.transport == "tls" else None),
+                })
     return out

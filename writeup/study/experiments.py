@@ -12,9 +12,14 @@ The scaling experiment also measures the durable floor (exchange-floor: the serv
 sessions, concurrency models and group commit, one journal row per request, no XML and no
 matching) in every (clients, cores) cell, with the same bench: its rows have system "floor"
 and cells named floor-MODEL-cC-kK. Without the binary those runs are skipped with a warning.
+
+The security experiment runs with authentication on (--principals): plaintext with an API-key
+logon against TLS with a client certificate; its certificates are made at run time (the
+runner, study/credentials.py), so a RunSpec only says which leg it is (RunSpec.security).
 """
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 
 MODELS = ["reactor", "per-request", "per-client", "pool", "fotp", "adaptive"]
@@ -53,6 +58,10 @@ FULL = {
     # Seed 004, figure 9: memory vs threads with idle persistent connections.
     "memory": {"models": ["per-client", "pool"], "connections": [0, 100, 250, 500, 1000, 2000],
                "reps": 3, "hold": 3},
+    # The cost of security: plaintext with a key logon vs TLS with a client certificate, legs
+    # alternating within each repetition; connections -> clients (SECURITY_LEGS: the legs).
+    "security": {"models": ["per-client", "reactor"], "connections": {"persistent": 64, "oneshot": 16},
+                 "duration": 5, "warmup": 1},
 }
 
 QUICK = {
@@ -67,6 +76,37 @@ QUICK = {
     "seed002": {"replicas": [2, 4], "requests": 200},
     "seed000": {"cases": [(1, 2), (4, 3)], "requests": 100},
     "memory": {"models": ["per-client", "pool"], "connections": [0, 200], "reps": 2, "hold": 1},
+    "security": {"models": ["per-client", "reactor"], "connections": {"persistent": 8, "oneshot": 4},
+                 "duration": 0.5, "warmup": 0},
+}
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One side of the security comparison: its cell suffix and label, the CSV's transport,
+    resumption and tls_version, and the bench's TLS flags beyond the client certificate (None:
+    plaintext with an API-key logon)."""
+    name: str
+    label: str
+    transport: str
+    resumption: str = ""
+    tls_version: str = ""
+    tls_flags: tuple[str, ...] | None = None
+
+
+PLAIN = Leg("plain", "plaintext, key logon", "plaintext")
+# connections -> legs, the plaintext reference first (scripts/benchmark.py --tls's legs). A
+# persistent session makes one handshake per client, so resumption matters only one-shot.
+SECURITY_LEGS = {
+    "persistent": [PLAIN, Leg("tls", "TLS, client certificate", "tls", "on", "1.3", ("--tls-resume", "on"))],
+    "oneshot": [
+        PLAIN,
+        Leg("tls-full", "TLS, full handshakes", "tls", "off", "1.3", ("--tls-resume", "off")),
+        Leg("tls13-resumed", "TLS 1.3, resumed", "tls", "on", "1.3",
+            ("--tls-resume", "on", "--tls-max-version", "1.3")),
+        Leg("tls12-resumed", "TLS 1.2, resumed (session id)", "tls", "on", "1.2",
+            ("--tls-resume", "on", "--tls-max-version", "1.2")),
+    ],
 }
 
 
@@ -102,6 +142,7 @@ class RunSpec:
     timeout_s: float = 300.0
     needs_flags: list[str] = field(default_factory=list)         # server flags
     needs_client_flags: list[str] = field(default_factory=list)  # bench flags
+    security: Leg | None = None  # with --principals: a leg of the security experiment
 
 
 @dataclass
@@ -377,6 +418,41 @@ def memory(cfg: dict, reps: int, ctx: Context) -> list[RunSpec]:
     return runs
 
 
+def security(cfg: dict, reps: int, ctx: Context) -> list[RunSpec]:
+    """Per model and connection kind, every leg of SECURITY_LEGS in each repetition, in
+    reverse in even ones, so that drift falls on each side in turn and the legs of one
+    repetition (paired in the report) run back to back."""
+    if not shutil.which("openssl"):
+        ctx.skip("security: no openssl command to make the certificates with")
+        return []
+    runs = []
+    for model in _usable_models(ctx, cfg["models"], "security"):
+        for conn, clients in cfg["connections"].items():
+            for rep in range(1, reps + 1):
+                legs = SECURITY_LEGS[conn]
+                for leg in legs if rep % 2 else legs[::-1]:
+                    runs.append(security_run(cfg, ctx, model, conn, clients, rep, leg))
+    return runs
+
+
+def security_run(cfg: dict, ctx: Context, model: str, conn: str, clients: int, rep: int,
+                 leg: Leg) -> RunSpec:
+    persistent = conn == "persistent"
+    args = ["--mode", "closed", "--clients", str(clients), "--duration", str(cfg["duration"]),
+            "--warmup", str(cfg["warmup"]), "--workload", "orders", "--timeout", "60",
+            "--seed", str(rep)] + (["--persistent"] if persistent else [])
+    needs_c = ["tls", "principal"] + [f.lstrip("-") for f in leg.tls_flags or () if f.startswith("--")]
+    return RunSpec(
+        "security", f"{model}-{conn}-{leg.name}", rep,
+        {"model": model, "threads": "", "cores": ctx.nproc, "clients": clients, "workload": "orders",
+         "mode": "closed", "persistent": int(persistent), "duration_s": cfg["duration"],
+         "warmup_s": cfg["warmup"], "transport": leg.transport, "resumption": leg.resumption,
+         "tls_version": leg.tls_version},
+        [ServerSpec(model, [], None, "writeup")], [Stream(args)],
+        timeout_s=cfg["duration"] + cfg["warmup"] + 120,
+        needs_flags=["principals", "tls-cert", "tls-client-ca"], needs_client_flags=needs_c, security=leg)
+
+
 EXPERIMENTS = {
     "scaling": scaling,
     "seed003_clients": seed003_clients,
@@ -386,6 +462,7 @@ EXPERIMENTS = {
     "seed002": seed002,
     "seed000": seed000,
     "memory": memory,
+    "security": security,
 }
 
 

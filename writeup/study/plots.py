@@ -37,6 +37,7 @@ FIGURES = {
     "fig15_memory_vs_threads": "Seed 004 fig. 9: memory vs threads",
     "fig16_cpu_per_request": "CPU per request: server, PostgreSQL, client",
     "fig17_takeover": "A hot standby: takeover vs restart, a paused leader, the standby's cost",
+    "fig18_security": "The cost of security: TLS/plaintext throughput per leg",
 }
 
 COLORS = {
@@ -571,13 +572,45 @@ def fig17(results, rows, out):
     return _save(fig, out, name)
 
 
+def fig18(rows, out):
+    """Per connection kind, each TLS leg's paired TLS/plaintext throughput ratios per model:
+    the median as a bar, the least and the most as its error bar."""
+    name = "fig18_security"
+    legs = [x for x in an.security_legs(rows) if x["ratios"]]
+    if not legs:
+        return placeholder(out, name, "no security runs with both a TLS and a plaintext leg")
+    conns = list(dict.fromkeys(x["connections"] for x in legs))
+    by_conn = {c: list(dict.fromkeys(x["leg"].label for x in legs if x["connections"] == c)) for c in conns}
+    widths = [len(by_conn[c]) + 0.5 for c in conns]
+    fig, axes = _fig(1.5 + 1.6 * sum(widths), 4.2, ncols=len(conns), gridspec_kw={"width_ratios": widths})
+    for ax, conn in zip(axes[0], conns):
+        xs = [x for x in legs if x["connections"] == conn]
+        models = list(dict.fromkeys(x["model"] for x in xs))
+        labels = by_conn[conn]
+        width = 0.8 / len(models)
+        for j, model in enumerate(models):
+            pts = [(labels.index(x["leg"].label), x["ratios"]) for x in xs if x["model"] == model]
+            meds = [an.median_of(r) for _, r in pts]
+            err = [[m - min(r) for m, (_, r) in zip(meds, pts)], [max(r) - m for m, (_, r) in zip(meds, pts)]]
+            ax.bar([i + (j - (len(models) - 1) / 2) * width for i, _ in pts], meds, width, yerr=err,
+                   capsize=3, color=color(model), label=model)
+        ax.axhline(1.0, color="black", lw=0.8, ls="--")
+        ax.set_xlim(-0.75, len(labels) - 0.25)
+        ax.set_xticks(range(len(labels)), [lb.replace(", ", ",\n") for lb in labels], fontsize=8)
+        ax.set_ylabel("TLS / plaintext requests/s")
+        ax.set_title(f"{conn} ({xs[0]['clients']} clients)", fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=8)
+    return _save(fig, out, name)
+
+
 def make_all(results: Path, figures: Path, failures: list[str] | None = None) -> dict[str, Path]:
     results, figures = Path(results), Path(figures)
     figures.mkdir(parents=True, exist_ok=True)
     rows = an.load_runs(results)
     made = {}
     plain = {"fig01": fig01, "fig02": fig02, "fig03": fig03, "fig04": fig04, "fig05": fig05,
-             "fig06": fig06, "fig16": fig16}
+             "fig06": fig06, "fig16": fig16, "fig18": fig18}
     with_raw = {"fig07": fig07, "fig08": fig08, "fig09": fig09, "fig10": fig10, "fig11": fig11,
                 "fig12": fig12, "fig13": fig13, "fig14": fig14, "fig15": fig15, "fig17": fig17}
     for name in FIGURES:

@@ -1070,6 +1070,87 @@ class Report:
                    f"balances, positions, orders and executions, written off the reply path but on "
                    f"the same two cores, so they slow the group commit down all the same.")
 
+    # 3.10 -----------------------------------------------------------------------------------
+    def security(self):
+        self.w("### 3.10 The cost of security")
+        legs = an.security_legs(self.rows)
+        notes = " ".join(filter(None, [self.skipped_for("security"), self.failures("security")]))
+        if legs:
+            self.w(self.security_method())
+        self.w(fig("fig18_security", self.figdir,
+                   "TLS/plaintext throughput per leg: median of the paired ratios, min–max over "
+                   "the repetitions"))
+        if not legs:
+            self.w("No data: this data set has no runs of the security experiment (plaintext "
+                   "with an API-key logon against TLS with a client certificate; "
+                   "`writeup/make_report.sh --only security --resume` adds them)."
+                   + (" " + notes if notes else ""))
+            return
+        self.w(*self.security_table(legs))
+        self.w("req/s, p50 and p99: mean ± 95% CI over the repetitions; µs/req: CPU per request "
+               "over the whole run (setup and warm-up included, as in section 3.9); handshakes: "
+               "the bench's TLS handshakes per run (median), resumed ones in brackets. On one "
+               "machine the client's handshakes take the same cores as the server's, so the "
+               "one-shot ratios are lower than a client elsewhere would see." + (" " + notes if notes else ""))
+        self.key["security"] = self.security_finding(legs)
+
+    def security_method(self) -> str:
+        cfg = self.manifest.get("config", {}).get("security", {})
+        conns = cfg.get("connections", {})
+        return ("Every leg's server authenticates (`--principals`), so authorization costs the "
+                "same on both sides: the plaintext leg's bench logs on with an API key (allowed in "
+                "plaintext from loopback only), the TLS legs present a client certificate whose CN "
+                "is the principal to a server started with `--tls-cert`, `--tls-key` and "
+                "`--tls-client-ca` (certificates made at run time, EC P-256). Models: "
+                f"{', '.join(f'`{m}`' for m in cfg.get('models', []))}; in `per-client` each "
+                "connection's thread does its own handshake and encryption; in the models built "
+                "on the event loop (`reactor`, `pool`, `fotp`, `adaptive`, `per-request`) its one "
+                "thread does every handshake. Closed loop, one "
+                f"order per request, {cfg.get('duration', '?')} s measured after "
+                f"{cfg.get('warmup', '?')} s warm-up, server unpinned; persistent sessions "
+                f"({conns.get('persistent', '?')} clients, one handshake each) and one-shot "
+                f"connections ({conns.get('oneshot', '?')} clients, one request per connection) "
+                "with full handshakes (`--tls-resume off`) and resumed sessions, TLS 1.3 "
+                "(a ticket, the key exchange repeated) and TLS 1.2 (a session id, no new key "
+                "exchange). Within each repetition the legs of a (model, connections) pair run "
+                "back to back, in reverse order every other repetition; **TLS/plaintext** is the "
+                "median of each repetition's TLS throughput over the plaintext leg's of the same "
+                "repetition, with the least and the most of those ratios.")
+
+    @staticmethod
+    def ratio_text(ratios: list[float] | None) -> str:
+        if ratios is None:
+            return "reference"
+        if not ratios:
+            return "—"
+        return f"**{an.median_of(ratios):.2f}** ({min(ratios):.2f}–{max(ratios):.2f}, n={len(ratios)})"
+
+    def security_table(self, legs: list[dict]) -> list[str]:
+        lines = ["| model | connections | leg | runs | req/s | p50 ms | p99 ms | server µs/req | "
+                 "PG µs/req | client µs/req | handshakes | TLS/plaintext req/s |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for x in legs:
+            cpu = [cis(x["cpu_us"][p], 0) for p in ("server", "pg", "client")]
+            shakes = "—" if x["handshakes"] is None else f"{x['handshakes']:,.0f} ({x['resumed'] or 0:,.0f})"
+            lines.append(f"| {x['model']} | {x['connections']} ({x['clients']}) | {x['leg'].label} | {x['n']} | "
+                         f"{cis(x['throughput'], 0)} | {cis(x['p50'], 2)} | {cis(x['p99'], 2)} | "
+                         f"{' | '.join(cpu)} | {shakes} | {self.ratio_text(x['ratios'])} |")
+        return lines
+
+    @staticmethod
+    def security_finding(legs: list[dict]) -> str:
+        """Key finding: each TLS leg's median ratio, per model."""
+        parts = {}
+        for x in legs:
+            if x["ratios"]:
+                key = f"{x['leg'].label} ({x['connections']})"
+                parts.setdefault(key, []).append(f"{an.median_of(x['ratios']):.2f} {x['model']}")
+        if not parts:
+            return "**The cost of security.** No repetition has both a TLS and a plaintext run (section 3.10)."
+        return ("**The cost of security.** TLS with a client certificate keeps this share of "
+                "plaintext's throughput (median of paired repetitions): "
+                + "; ".join(f"{k}: {', '.join(v)}" for k, v in parts.items()) + " (section 3.10).")
+
     def journal_bounds(self) -> str:
         """What bounds throughput, in the terms of the journal design (section 4)."""
         fb = getattr(self, "floor_bneck", None)
@@ -1399,6 +1480,7 @@ class Report:
                "writeup/make_report.sh --quick    # the CI-sized version, about 2 minutes",
                "writeup/make_report.sh --plots-only   # figures and report from existing results",
                "writeup/make_report.sh --only scaling --replace   # rerun one experiment, keep the rest",
+               "writeup/make_report.sh --only security --replace  # only the cost of security (3.10)",
                "```")
         self.w("Where each mode writes:")
         self.w("| mode | results | figures | report | logs |",
@@ -1422,12 +1504,13 @@ class Report:
     # The full study's running time, stated once (README, writeup/README.md and
     # make_report.sh say the same): the 2026-11-23 sweeps took 25 min for `scaling` (350 runs)
     # and 14 min for the other experiments (260 runs), plus a minute of figures and report;
-    # scripts/takeover_bench.py (section 4.1) about 4 minutes more (2026-11-25).
-    STUDY_TIME = "about 45 minutes on this 2-core machine"
+    # scripts/takeover_bench.py (section 4.1) about 4 minutes more (2026-11-25); `security`
+    # (section 3.10) about 7 more, estimated (60 runs of 6 s plus start-up) until it is timed.
+    STUDY_TIME = "about 52 minutes on this 2-core machine"
 
     def key_findings(self) -> list[str]:
         order = ("throughput", "floor", "cores", "seed003", "poolsize", "seed001", "seed002",
-                 "seed000", "memory", "cpu", "standby")
+                 "seed000", "memory", "cpu", "security", "standby")
         lines = ["## Key findings", ""]
         lines.append("Each line is computed from the same data as the section it names; "
                      "± is a 95% confidence interval, and a result \"agrees\" or \"does not agree\" "
@@ -1457,6 +1540,7 @@ class Report:
         self.seed000()
         self.memory()
         self.cpu()
+        self.security()
         self.beyond()
         self.standby()
         self.validity()

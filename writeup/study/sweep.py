@@ -27,10 +27,12 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from . import credentials
 from . import experiments as ex
 from . import idle, machine, procs, stats
 
@@ -47,12 +49,15 @@ COLUMNS = [
     "system", "model", "threads", "server_args", "cores", "cpu_list", "replicas", "clients", "mode", "rate",
     "workload", "orders_per_request", "persistent", "client_threads", "sim_io_ms", "duration_s",
     "warmup_s", "requests_target",
+    # the security experiment's legs (empty elsewhere): plaintext | tls, --tls-resume on | off,
+    # the newest TLS version offered (--tls-max-version)
+    "transport", "resumption", "tls_version",
     # the bench's summary (measured requests; latency in ms)
     "requests", "ok", "rejected", "error_replies", "conn_errors", "dropped", "completion_s",
     "throughput_rps", "throughput_items_ps", "lat_mean_ms", "lat_sd_ms", "lat_p50_ms",
     "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "lat_p999_ms", "lat_max_ms", "jit_2sd", "jit_3sd",
     "jit_4sd", "first_mean_ms", "first_sd_ms", "first_p50_ms", "first_p99_ms", "first_jit_2sd",
-    "first_jit_3sd", "first_jit_4sd", "disagreements",
+    "first_jit_3sd", "first_jit_4sd", "disagreements", "tls_handshakes", "tls_resumed",
     # what it cost (the whole run: setup, warm-up and measurement)
     "total_requests", "wall_s", "server_cpu_s", "pg_cpu_s", "client_cpu_s", "pg_commits",
     "server_threads_max", "server_rss_kb_max", "server_vsz_kb_max", "server_sockets_max",
@@ -98,6 +103,22 @@ class Runner:
                 procs.warn(f"exchange-floor unusable: {e}")
         self.db_urls: dict[str, str] = {}
         self.prefix = args.db_prefix
+        self.creds_dir: str | None = None  # the security runs' certificates and key
+        self.creds: dict[str, str] | None = None
+
+    def security_flags(self, leg: ex.Leg) -> tuple[list[str], list[str]]:
+        """(server flags, bench flags) of a security leg; the certificates, principals and key
+        are made on first use in a temporary directory that cleanup() removes."""
+        if self.creds is None:
+            self.creds_dir = self.creds_dir or tempfile.mkdtemp(prefix="writeup-tls-")
+            self.creds = credentials.make_credentials(self.creds_dir)
+        tls = None if leg.tls_flags is None else list(leg.tls_flags)
+        return credentials.security_flags(self.creds, tls)
+
+    def cleanup(self) -> None:
+        if self.creds_dir:
+            shutil.rmtree(self.creds_dir, ignore_errors=True)
+            self.creds_dir = self.creds = None
 
     # ---- bookkeeping --------------------------------------------------------------------
 
@@ -158,11 +179,14 @@ class Runner:
         row["host_load1"] = procs.load1()
         servers: list[procs.Server] = []
         metrics_path = base / f"{stem}_metrics.csv" if run.metrics and self.server_caps.has("metrics") else None
+        secure_srv, secure_bench = [], []
         try:
+            if run.security:
+                secure_srv, secure_bench = self.security_flags(run.security)
             for i, spec in enumerate(run.servers):
                 binary = self.floor_bin if spec.binary == "floor" else self.server_bin
                 servers.append(procs.Server(
-                    binary, self.db_url(spec.db), spec.model, spec.args, spec.cpu_list,
+                    binary, self.db_url(spec.db), spec.model, spec.args + secure_srv, spec.cpu_list,
                     self.logs / run.experiment / f"{stem}_server{i + 1}.log",
                     metrics_path if i == 0 else None))
         except procs.ModelUnknown as e:
@@ -170,7 +194,8 @@ class Runner:
                 s.stop()
             what = "the durable floor" if run.servers[0].binary == "floor" else "the server"
             return {"skip": f"{run.experiment}: model '{run.servers[0].model}' unknown to {what} ({e})"}
-        except (procs.ServerFailed, OSError) as e:  # OSError: the binary vanished (a rebuild)
+        except (procs.ServerFailed, OSError, RuntimeError) as e:
+            # OSError: the binary vanished (a rebuild); RuntimeError: openssl failed
             for s in servers:
                 s.stop()
             row.update(status="failed", note=f"server: {e}"[:300])
@@ -195,7 +220,7 @@ class Runner:
                     csv_paths.append(base / f"{name}.csv")
                     extra += ["--csv", str(csv_paths[-1])]
                 extra += ["--label", f"{run.experiment}/{run.cell}/rep{run.rep}"]
-                benches.append(procs.Bench(self.client_bin, st.args + targets + extra,
+                benches.append(procs.Bench(self.client_bin, st.args + secure_bench + targets + extra,
                                            base / f"{name}.json",
                                            self.logs / run.experiment / f"{name}.log"))
             launch = time.monotonic()
@@ -324,6 +349,9 @@ class Runner:
         row["total_requests"] = sum(int(j.get("setup", {}).get("requests", 0)) for j in jsons) + \
             sum(int(r.get("requests", 0)) + int(r.get("warmup_requests", 0)) for r in reps)
         row["disagreements"] = sum(int(r.get("disagreements", 0)) for r in reps) if len(run.servers) > 1 else ""
+        if run.security and run.security.tls_flags is not None:  # the bench's counts, warm-up included
+            row["tls_handshakes"] = sum(int(r.get("tls_handshakes", 0)) for r in reps)
+            row["tls_resumed"] = sum(int(r.get("tls_resumed", 0)) for r in reps)
         if len(reps) == 1:
             r = reps[0]
             row["completion_s"] = r["completion_s"]
@@ -582,7 +610,11 @@ def main(argv=None) -> int:
     for b in (args.server_bin, args.client_bin):
         if not os.access(b, os.X_OK):
             ap.error(f"{b} is not an executable (build first: scripts/build.sh)")
-    return Runner(args).run()
+    runner = Runner(args)
+    try:
+        return runner.run()
+    finally:
+        runner.cleanup()
 
 
 if __name__ == "__main__":
