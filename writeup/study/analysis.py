@@ -82,6 +82,34 @@ def load_takeover(results: Path) -> dict | None:
     return d
 
 
+def cost_sets(d: dict | None) -> list[dict]:
+    """The standby's cost per set of rounds (takeover.json's cost.sets: each set's figures with
+    set, when and started_at). A file from before the sets kept one set's figures in "cost"
+    itself: that one set."""
+    c = (d or {}).get("cost")
+    if not c:
+        return []
+    if c.get("sets"):
+        return c["sets"]
+    one = {k: v for k, v in c.items() if k not in ("rounds", "seconds", "clients")}
+    return [dict(one, set=1, when=None, started_at=d.get("started_at"))]
+
+
+def set_pairs(s: dict) -> list[float]:
+    """One set's pair ratios (each with-round over its alone neighbours)."""
+    return s.get("pair_ratios") or [s["ratio_of_medians"]]
+
+
+def pooled_cost(d: dict | None) -> dict | None:
+    """Every set's pair ratios together: median, min, max, n (pairs) and sets, or None."""
+    sets = cost_sets(d)
+    pairs = [x for s in sets for x in set_pairs(s)]
+    if not pairs:
+        return None
+    return {"median": median_of(pairs), "min": min(pairs), "max": max(pairs), "n": len(pairs),
+            "sets": len(sets), "pairs": pairs}
+
+
 def median_of(xs: list[float]) -> float:
     xs = sorted(xs)
     n = len(xs)

@@ -1504,9 +1504,10 @@ class Report:
     # The full study's running time, stated once (README, writeup/README.md and
     # make_report.sh say the same): the 2026-11-23 sweeps took 25 min for `scaling` (350 runs)
     # and 14 min for the other experiments (260 runs), plus a minute of figures and report;
-    # scripts/takeover_bench.py (section 4.1) about 4 minutes more (2026-11-25); `security`
+    # scripts/takeover_bench.py (section 4.1) about 4 minutes more (2026-11-25) with one set of
+    # the standby's cost rounds, about 8 with the three it runs now (estimated); `security`
     # (section 3.10) about 7 more, estimated (60 runs of 6 s plus start-up) until it is timed.
-    STUDY_TIME = "about 52 minutes on this 2-core machine"
+    STUDY_TIME = "about 56 minutes on this 2-core machine"
 
     def key_findings(self) -> list[str]:
         order = ("throughput", "floor", "cores", "seed003", "poolsize", "seed001", "seed002",
