@@ -74,6 +74,14 @@ elif [[ $rc -ne 0 ]]; then
 fi
 export PYTHONPATH="$ROOT/writeup${PYTHONPATH:+:$PYTHONPATH}"
 
+# The key figures of the results a measuring run replaces, saved for the report's "What changed
+# since the last run" (study/keyfigs.py). Not --quick, not --resume (an interrupted run resumed
+# keeps the figures saved when it began); only results a finished sweep left (manifest.json).
+if [[ $quick -eq 0 && $plots_only -eq 0 && $resume -eq 0 && -f "$RESULTS/manifest.json" ]]; then
+  say "key figures of the results this run replaces -> $RESULTS/previous_key_figures.json"
+  "$PYTHON" -m study.keyfigs save-previous "$RESULTS"
+fi
+
 pg_started=0
 cleanup() {
   if [[ $pg_started -eq 1 ]]; then
