@@ -160,4 +160,11 @@ say "figures -> $FIGURES"
 say "report -> $REPORT_MD, $REPORT_PDF"
 "$PYTHON" -m study.report "$RESULTS" "$FIGURES" "$REPORT_MD" --pdf "$REPORT_PDF" >/dev/null
 
+# The figures docs/PERFORMANCE.md shares with the report, in its generated block (from
+# writeup/results only: never the --quick ones).
+if [[ $quick -eq 0 ]]; then
+  say "the study's figures -> docs/PERFORMANCE.md (its generated block)"
+  "$PYTHON" -m study.perfblock "$RESULTS" docs/PERFORMANCE.md >/dev/null
+fi
+
 say "done in $((SECONDS - t_start)) s: $REPORT_PDF"
