@@ -4,8 +4,8 @@ resting book of --orders orders that never cross.
 
     scripts/takeover_bench.py [--orders 1000000] [--takeovers 20] [--restarts 5]
                               [--pauses 3] [--lease-ms 5000] [--clients 4] [--load-seconds 2]
-                              [--cost-rounds 5] [--cost-seconds 8] [--cost-clients 64]
-                              [--cost-only] [--standby-poll-ms MS[,MS...]] [--json FILE]
+                              [--cost-rounds 5] [--cost-sets 3] [--cost-seconds 8]
+                              [--cost-clients 64] [--cost-only] [--standby-poll-ms MS[,MS...]] [--json FILE]
                               [--db URL] [--build-dir build] [--server-bin B] [--client-bin B]
 
 1. The book: starts exchange-server once on a fresh database (--reset) to create 1,000 accounts
@@ -39,6 +39,10 @@ shares are conserved (exit 1 if not).
    active server's CPU per request, the standby's CPU per journal entry it replayed and its
    lag at the end), the medians of both kinds, their ratio, and the median of each with-round
    over the mean of the alone-rounds on either side of it (robust to the machine's drift).
+   The rounds run in --cost-sets sets of --cost-rounds + --cost-rounds, spread over the run:
+   with 2 or more, the first set before the book is built and the others after the pauses
+   (--cost-only: back to back). Each set's figures are kept, and pooled: every set's pairs
+   together (a with-round is paired only with alone-rounds of its own set).
 
 --json FILE writes every figure (each round, the summaries, date, machine, load, commit) for
 the study's report (writeup/results/takeover.json: writeup/study/report.py reads it).
@@ -250,11 +254,11 @@ def standby_backends_cpu_s(db):
         return None
 
 
-def standby_cost(args, binary, client, db, servers):
-    """Alternating rounds of persistent load against one active server, alone and with a
-    standby following it: the standby's cost to the active server, measured in the same run.
-    With several --standby-poll-ms values the with-rounds take them in turn, each after an
-    alone-round."""
+def standby_cost(args, binary, client, db, servers, set_number=1):
+    """One set of alternating rounds of persistent load against one active server, alone and
+    with a standby following it: the standby's cost to the active server, measured in the same
+    run; its rounds (each marked with `set_number`). With several --standby-poll-ms values the
+    with-rounds take them in turn, each after an alone-round."""
     active, standby = servers
     polls = args.standby_poll_ms or [None]
     schedule = [p for _ in range(args.cost_rounds) for q in polls for p in ("alone", q)]
@@ -282,7 +286,8 @@ def standby_cost(args, binary, client, db, servers):
             wall = time.monotonic() - t0
             active_cpu = process_cpu_s(active.proc.pid) - cpu0
             served = rep["ok"] + rep["rejected"] + rep.get("warmup_requests", 0)
-            row = {"round": r + 1, "standby": with_standby, "poll_ms": poll if with_standby else None,
+            row = {"set": set_number, "round": r + 1, "standby": with_standby,
+                   "poll_ms": poll if with_standby else None,
                    "throughput": rep["throughput_items_ps"],
                    "p99_ms": rep["latency_ms"]["p99"], "errors": rep["error_replies"] + rep["connection_errors"],
                    "active_cpu_us_per_request": active_cpu / max(served, 1) * 1e6,
@@ -315,18 +320,44 @@ def standby_cost(args, binary, client, db, servers):
             standby.stop()
             active.stop()
             rounds.append(row)
-            log(f"cost round {r + 1}/{len(schedule)} ({'with a standby' if with_standby else 'alone'}): "
+            log(f"cost set {set_number}, round {r + 1}/{len(schedule)} "
+                f"({'with a standby' if with_standby else 'alone'}): "
                 f"{row['throughput']:,.0f} requests/s, p99 {row['p99_ms']:.1f} ms, active server "
                 f"{row['active_cpu_us_per_request']:.1f} µs CPU/request, load {row['load1']:.1f}{extra}")
     finally:
         standby.stop()
         active.stop()
-    out = {"rounds": rounds, "seconds": args.cost_seconds, "clients": args.cost_clients}
+    return rounds
+
+
+def figures_by_poll(rounds, polls):
+    """cost_figures at the first poll interval, and per interval under by_poll_ms if several."""
     by_poll = {str(p): cost_figures(rounds, p) for p in polls}
-    out.update(by_poll[str(polls[0])])
+    out = dict(by_poll[str(polls[0])])
     if len(polls) > 1:
         out["by_poll_ms"] = by_poll
     return out
+
+
+def cost_result(args, sets):
+    """takeover.json's "cost": every round (each with its set), the pooled figures (every set's
+    pairs together) and under "sets" each set's own figures, when it started and where in the
+    run it ran. `sets`: [(rounds, started_at, when)]."""
+    polls = args.standby_poll_ms or [None]
+    rounds = [x for rs, _, _ in sets for x in rs]
+    out = {"rounds": rounds, "seconds": args.cost_seconds, "clients": args.cost_clients}
+    out.update(figures_by_poll(rounds, polls))
+    out["sets"] = [dict(figures_by_poll(rs, polls), set=i + 1, started_at=at, when=when)
+                   for i, (rs, at, when) in enumerate(sets)]
+    return out
+
+
+def cost_set(args, binary, client, db, servers, number, when):
+    """One set of cost rounds: (rounds, started_at, when)."""
+    log(f"the standby's cost, set {number}/{args.cost_sets} ({when}): {args.cost_rounds} + "
+        f"{args.cost_rounds} rounds")
+    at = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    return standby_cost(args, binary, client, db, servers, number), at, when
 
 
 def cost_figures(rounds, poll):
@@ -335,10 +366,12 @@ def cost_figures(rounds, poll):
     with_rows = [x for x in rounds if x["standby"] and x["poll_ms"] == poll]
     # Each with-round against the mean of the alone-rounds either side of it (the schedule
     # alternates): a drift of the machine's load cancels out to first order.
+    # Pooled over several sets, a with-round is paired only within its own set.
     pair_ratios = []
     for i, x in enumerate(rounds):
         if x["standby"] and x["poll_ms"] == poll:
-            near = [y["throughput"] for y in rounds[max(i - 1, 0):i + 2] if not y["standby"]]
+            near = [y["throughput"] for y in rounds[max(i - 1, 0):i + 2]
+                    if not y["standby"] and y.get("set") == x.get("set")]
             pair_ratios.append(x["throughput"] / statistics.mean(near))
     pg = [x["standby_pg_cpu_us_per_entry"] for x in with_rows]
     return {
@@ -360,10 +393,17 @@ def cost_figures(rounds, poll):
 
 def cost_summary(c):
     lines = []
+    for s in c.get("sets", []) if len(c.get("sets", [])) > 1 else []:
+        pairs = s["pair_ratios"]
+        lines.append(f"the standby's cost, set {s['set']} ({s['when']}): {s['alone_median']:,.0f} "
+                     f"requests/s alone, {s['standby_median']:,.0f} with a standby (medians), ratio "
+                     f"{s['ratio_of_medians']:.3f}, per pair {s['median_pair_ratio']:.3f} "
+                     f"({min(pairs):.3f}-{max(pairs):.3f})")
+    sets = f"{len(c['sets'])} sets pooled: " if len(c.get("sets", [])) > 1 else ""
     for f in (c["by_poll_ms"].values() if "by_poll_ms" in c else [c]):
         poll = "" if f["poll_ms"] is None else f", --standby-poll-ms {f['poll_ms']}"
         lines.append(
-            f"the standby's cost ({f['alone_rounds']} alone and {f['with_rounds']} with-rounds of "
+            f"the standby's cost ({sets}{f['alone_rounds']} alone and {f['with_rounds']} with-rounds of "
             f"{c['seconds']} s, {c['clients']} persistent clients"
             f"{poll}): "
             f"{f['alone_median']:,.0f} requests/s alone, {f['standby_median']:,.0f} with a standby "
@@ -463,6 +503,10 @@ def main():
     ap.add_argument("--load-seconds", type=float, default=2.0, help="load before each kill")
     ap.add_argument("--cost-rounds", type=int, default=5,
                     help="then this many rounds alone and as many with a standby, alternating (0: none)")
+    ap.add_argument("--cost-sets", type=int, default=3,
+                    help="the cost rounds in this many sets (each --cost-rounds + --cost-rounds): "
+                         "from 2 on, the first before the book is built and the rest after the "
+                         "pauses; with --cost-only back to back")
     ap.add_argument("--cost-seconds", type=float, default=8, help="measured seconds of each cost round")
     ap.add_argument("--cost-clients", type=int, default=64, help="persistent clients of each cost round")
     ap.add_argument("--cost-only", action="store_true", help="only the standby's cost (no book, no kills)")
@@ -479,6 +523,8 @@ def main():
     ap.add_argument("--server-bin", help="exchange-server to run (default: BUILD_DIR/bin/exchange-server)")
     ap.add_argument("--client-bin", help="exchange-client for the cost rounds (default: BUILD_DIR/bin/exchange-client)")
     args = ap.parse_args()
+    if args.cost_sets < 1:
+        ap.error("--cost-sets must be 1 or more")
     binary = args.server_bin or os.path.join(args.build_dir, "bin", "exchange-server")
     client = args.client_bin or os.path.join(args.build_dir, "bin", "exchange-client")
     started = datetime.datetime.now().astimezone()
@@ -504,14 +550,18 @@ def main():
     load = None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))
     try:
+        sets = []
         if args.cost_only:
-            log(f"the standby's cost: {args.cost_rounds} + {args.cost_rounds} rounds (logs: "
-                f"{logs[0]}, {logs[1]})")
-            result["cost"] = standby_cost(args, binary, client, db, servers)
+            log(f"the standby's cost alone (logs: {logs[0]}, {logs[1]})")
+            for i in range(args.cost_sets):
+                sets.append(cost_set(args, binary, client, db, servers, i + 1, "back to back"))
+            result["cost"] = cost_result(args, sets)
             result["load1_end"] = os.getloadavg()[0]
             print(cost_summary(result["cost"]))
             write_json(args.json, result)
             return 0
+        if args.cost_rounds and args.cost_sets > 1:
+            sets.append(cost_set(args, binary, client, db, servers, 1, "before the book and the kills"))
         log(f"building the book: {args.orders:,} resting orders (logs: {logs[0]}, {logs[1]})")
         build_book(servers[0], db, args.orders)
         acked = []
@@ -607,8 +657,9 @@ def main():
                        "checks_passed": ok, "load1_end": os.getloadavg()[0],
                        "takeover_server_ms": [[int(v) for v in m] for m in server_sides]})
         if args.cost_rounds:
-            log(f"the standby's cost: {args.cost_rounds} + {args.cost_rounds} rounds")
-            result["cost"] = standby_cost(args, binary, client, db, servers)
+            for i in range(len(sets), args.cost_sets):
+                sets.append(cost_set(args, binary, client, db, servers, i + 1, "after the pauses"))
+            result["cost"] = cost_result(args, sets)
             print(cost_summary(result["cost"]))
         write_json(args.json, result)
         return 0 if ok else 1

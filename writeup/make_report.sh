@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for the whole study: measure, plot, write the report.
 #
-#   writeup/make_report.sh                 full sweep (about 52 min on 2 cores) -> writeup/results/,
+#   writeup/make_report.sh                 full sweep (about 56 min on 2 cores) -> writeup/results/,
 #                                          writeup/figures/, writeup/report.md, writeup/report.pdf
 #   writeup/make_report.sh --quick         tiny version of everything (CI, about 2 min) -> writeup/cache/quick/
 #   writeup/make_report.sh --plots-only    figures and report from the existing results (no runs)
@@ -74,6 +74,14 @@ elif [[ $rc -ne 0 ]]; then
 fi
 export PYTHONPATH="$ROOT/writeup${PYTHONPATH:+:$PYTHONPATH}"
 
+# The key figures of the results a measuring run replaces, saved for the report's "What changed
+# since the last run" (study/keyfigs.py). Not --quick, not --resume (an interrupted run resumed
+# keeps the figures saved when it began); only results a finished sweep left (manifest.json).
+if [[ $quick -eq 0 && $plots_only -eq 0 && $resume -eq 0 && -f "$RESULTS/manifest.json" ]]; then
+  say "key figures of the results this run replaces -> $RESULTS/previous_key_figures.json"
+  "$PYTHON" -m study.keyfigs save-previous "$RESULTS"
+fi
+
 pg_started=0
 cleanup() {
   if [[ $pg_started -eq 1 ]]; then
@@ -133,8 +141,9 @@ if [[ $plots_only -eq 0 ]]; then
     tdb_url=$("$PYTHON" -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$DB_URL" "$tdb")
     targs=(--db "$tdb_url" --server-bin "$SERVER_BIN" --client-bin "$CLIENT_BIN" --json "$RESULTS/takeover.json")
     # --quick: a small book, a few kills, one short cost round each way (tens of seconds).
+    # Full: its defaults, the standby's cost in 3 sets of 5 + 5 rounds (one before the book).
     [[ $quick -eq 1 ]] && targs+=(--orders 20000 --restarts 2 --takeovers 3 --pauses 1 --lease-ms 1000
-                                  --load-seconds 0.5 --cost-rounds 1 --cost-seconds 2)
+                                  --load-seconds 0.5 --cost-rounds 1 --cost-sets 1 --cost-seconds 2)
     say "takeover -> $RESULTS/takeover.json (scripts/takeover_bench.py; log: $LOGS/takeover.log)"
     mkdir -p "$LOGS"
     python3 scripts/takeover_bench.py "${targs[@]}" >"$LOGS/takeover.log" 2>&1 \
@@ -150,5 +159,12 @@ say "figures -> $FIGURES"
 
 say "report -> $REPORT_MD, $REPORT_PDF"
 "$PYTHON" -m study.report "$RESULTS" "$FIGURES" "$REPORT_MD" --pdf "$REPORT_PDF" >/dev/null
+
+# The figures docs/PERFORMANCE.md shares with the report, in its generated block (from
+# writeup/results only: never the --quick ones).
+if [[ $quick -eq 0 ]]; then
+  say "the study's figures -> docs/PERFORMANCE.md (its generated block)"
+  "$PYTHON" -m study.perfblock "$RESULTS" docs/PERFORMANCE.md >/dev/null
+fi
 
 say "done in $((SECONDS - t_start)) s: $REPORT_PDF"

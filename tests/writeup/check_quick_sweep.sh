@@ -3,7 +3,9 @@
 # seconds per cell, 2 repetitions, and a small scripts/takeover_bench.py) and asserts that its
 # CSV, manifest, takeover.json, every figure and the report exist and make sense, and that the
 # durable floor (exchange-floor) was measured in every scaling cell (or listed as skipped when
-# the binary is missing), and that section 3.10 shows the security legs' TLS/plaintext ratios.
+# the binary is missing), that section 3.10 shows the security legs' TLS/plaintext ratios, that
+# section 4.1 shows the standby's cost per set and pooled, and that "What changed since the last
+# run" follows the key findings.
 # Exit 0 pass, 1 fail, 77 "SKIPPED: reason" only when the study's Python packages cannot be
 # installed.
 #
@@ -122,6 +124,14 @@ else:
         problems.append(f"{takeover}: its end-of-run check failed (acknowledged orders or conservation)")
     if "takeover by the standby" not in text or "What the standby costs" not in text:
         problems.append(f"{md}: section 4.1 does not show the takeover and cost figures")
+    sets = t.get("cost", {}).get("sets") or []
+    if not sets or any(r.get("set") not in {s["set"] for s in sets} for r in t["cost"]["rounds"]):
+        problems.append(f"{takeover}: the cost rounds are not kept by set")
+    if not re.search(r"\| \*\*pooled\*\* \| \d+ sets? \|", text):
+        problems.append(f"{md}: section 4.1 has no table of the standby's cost sets and pooled pairs")
+# The key findings are followed by what changed since the last run (here: nothing saved).
+if "## What changed since the last run" not in text:
+    problems.append(f"{md}: no 'What changed since the last run' after the key findings")
 for p in problems:
     print("FAIL:", p)
 print(f"checked {len(rows)} runs ({len(failed)} failed), {len(plots.FIGURES)} figures, report.md/pdf; "

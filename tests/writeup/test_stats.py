@@ -152,3 +152,21 @@ def test_per_second_counts_half_open_bins():
     times = [0.1, 0.9, 1.0, 2.5, 3.2, -0.1]
     assert stats.per_second_counts(times, 0.0, 3) == [2, 1, 1]
     assert stats.per_second_counts([10.5, 11.0], 10.0, 2) == [1, 1]
+
+
+# ---- least-squares slope with its interval -----------------------------------------------
+
+def test_slope_ci95_by_hand():
+    # x 0,1,2,3; y 1,3,2,5: mean x 1.5, mean y 2.75, Sxx 5, Sxy 5.5 -> slope 1.1; residuals
+    # -0.1, 0.8, -1.3, 0.6 after the fit (intercept 1.1): SSR 2.7, se sqrt(2.7 / 2 / 5) = 0.5196;
+    # t(2) = 4.303 -> half-width 2.236.
+    c = stats.slope_ci95([0, 1, 2, 3], [1, 3, 2, 5])
+    assert c.n == 4 and c.mean == pytest.approx(1.1)
+    assert c.stddev == pytest.approx(math.sqrt(0.27))
+    assert c.half_width == pytest.approx(4.303 * math.sqrt(0.27))
+
+
+def test_slope_ci95_needs_three_points_and_two_xs():
+    assert stats.slope_ci95([1, 2], [1, 2]) is None
+    assert stats.slope_ci95([1, 1, 1], [1, 2, 3]) is None
+    assert stats.slope_ci95([0, 1, 2], [0, 2, 4]).half_width == pytest.approx(0)

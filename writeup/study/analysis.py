@@ -82,6 +82,49 @@ def load_takeover(results: Path) -> dict | None:
     return d
 
 
+def cost_sets(d: dict | None) -> list[dict]:
+    """The standby's cost per set of rounds (takeover.json's cost.sets: each set's figures with
+    set, when and started_at). A file from before the sets kept one set's figures in "cost"
+    itself: that one set."""
+    c = (d or {}).get("cost")
+    if not c:
+        return []
+    if c.get("sets"):
+        return c["sets"]
+    one = {k: v for k, v in c.items() if k not in ("rounds", "seconds", "clients")}
+    return [dict(one, set=1, when=None, started_at=d.get("started_at"))]
+
+
+def set_pairs(s: dict) -> list[float]:
+    """One set's pair ratios (each with-round over its alone neighbours)."""
+    return s.get("pair_ratios") or [s["ratio_of_medians"]]
+
+
+def pooled_cost(d: dict | None) -> dict | None:
+    """Every set's pair ratios together: median, min, max, n (pairs) and sets, or None."""
+    sets = cost_sets(d)
+    pairs = [x for s in sets for x in set_pairs(s)]
+    if not pairs:
+        return None
+    return {"median": median_of(pairs), "min": min(pairs), "max": max(pairs), "n": len(pairs),
+            "sets": len(sets), "pairs": pairs}
+
+
+def when_measured(rows: list[dict]) -> dict:
+    """The dates (first to last, from started_at) and short commits of some rows."""
+    dates = sorted({(r.get("started_at") or "")[:10] for r in rows} - {""})
+    commits = sorted({short_commit(r.get("git_commit")) for r in rows})
+    date = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}" if dates else "?"
+    return {"date": date, "commit": ", ".join(commits) or "?"}
+
+
+def short_commit(c: str | None) -> str:
+    if not c:
+        return "?"
+    head, dirty = c.split("-", 1)[0], "-dirty" if c.endswith("-dirty") else ""
+    return head[:7] + dirty
+
+
 def median_of(xs: list[float]) -> float:
     xs = sorted(xs)
     n = len(xs)
@@ -239,6 +282,45 @@ def share_of_floor(rows: list[dict]) -> dict[int, dict[str, list[tuple[int, floa
                 rc = ratio_ci(c, by_c.get(clients))
                 if rc:
                     out.setdefault(cores, {}).setdefault(model, []).append((clients, rc[0], rc[1], fm))
+    return out
+
+
+def floor_pairs(rows: list[dict], cores: int, clients: int, model: str, floor_model: str) -> list[float]:
+    """The model's throughput over the floor's, one ratio per repetition of a (cores, clients)
+    cell: each repetition runs every model and then the floor back to back."""
+    def pick(rs, m):
+        return [r for r in rs if (r["cores"], r["clients"], r["model"]) == (cores, clients, m)]
+    return paired_ratios(pick(ok_rows(rows, "scaling"), model),
+                         pick(ok_rows(rows, "scaling", floor=True), floor_model))
+
+
+def floor_summary(rows: list[dict]) -> list[dict]:
+    """Per core count, at 64 clients (the throughput issue's cell) or else the most measured:
+    the model with the largest share of the floor, that share (ratio of the means, ± its
+    half-width), every repetition's paired ratio (pairs; pairs_by_model for every model),
+    both throughputs and p99s (MeanCI), and when the cell's runs were measured."""
+    shares, curves, floor = share_of_floor(rows), scaling_curves(rows), scaling_curves(rows, floor=True)
+    p99, fp99 = scaling_latency(rows, "lat_p99_ms"), scaling_latency(rows, "lat_p99_ms", floor=True)
+    out = []
+    for k in sorted(shares):
+        allc = sorted({p[0] for pts in shares[k].values() for p in pts})
+        c = 64 if 64 in allc else max(allc)
+        at = {m: p for m, pts in shares[k].items() for p in pts if p[0] == c}
+        if not at:
+            continue
+        best = max(at, key=lambda m: at[m][1])
+        _, r, h, fm = at[best]
+
+        def pick(curve, m):
+            return next((x[1] for x in curve.get(k, {}).get(m, []) if x[0] == c), None)
+        cell = [x for x in rows if x["experiment"] == "scaling" and x["status"] == "ok"
+                and x["cores"] == k and x["clients"] == c]
+        out.append({"cores": k, "clients": c, "model": best, "floor_model": fm, "share": r,
+                    "half_width": h, "floor": pick(floor, fm), "throughput": pick(curves, best),
+                    "p99": pick(p99, best), "floor_p99": pick(fp99, fm),
+                    "pairs": floor_pairs(rows, k, c, best, fm),
+                    "pairs_by_model": {m: floor_pairs(rows, k, c, m, at[m][3]) for m in at},
+                    **when_measured(cell)})
     return out
 
 

@@ -13,6 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 from . import analysis as an  # noqa: E402
 from . import experiments as ex  # noqa: E402
@@ -559,14 +560,21 @@ def fig17(results, rows, out):
     if cost:
         ax = axes[0][1]
         rs = cost["rounds"]
-        ax.bar([r["round"] for r in rs], [r["throughput"] for r in rs],
+        xs = list(range(1, len(rs) + 1))
+        ax.bar(xs, [r["throughput"] for r in rs],
                color=["#1f77b4" if r["standby"] else "#c7c7c7" for r in rs])
+        for x, a, b in zip(xs[1:], rs, rs[1:]):  # where one set of rounds ends and the next begins
+            if a.get("set") != b.get("set"):
+                ax.axvline(x - 0.5, color="black", ls=":", lw=1)
         for label, key, c in (("alone", "alone_median", "#7f7f7f"), ("with a standby", "standby_median", "#1f77b4")):
             ax.axhline(cost[key], color=c, ls="--", lw=1.2, label=f"median {label}: {cost[key]:,.0f}/s")
-        ax.set_xlabel("round (grey: alone, blue: a standby following)")
+        pooled = an.pooled_cost(d)
+        sets = f", {pooled['n']} pairs in {pooled['sets']} sets" if pooled["sets"] > 1 else ""
+        ax.set_xlabel("round, in the order run (grey: alone, blue: with a standby)")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_ylabel("requests/s")
-        ax.set_title(f"the standby's cost ({cost['clients']} persistent clients): with/alone "
-                     f"{cost['median_pair_ratio']:.2f} per pair (median)", fontsize=9)
+        ax.set_title(f"the standby's cost ({cost['clients']} persistent clients):\nwith/alone "
+                     f"{pooled['median']:.2f} per pair (median{sets})", fontsize=9)
         ax.legend(fontsize=7, loc="lower right")
         ax.grid(alpha=0.3, axis="y")
     return _save(fig, out, name)

@@ -16,7 +16,11 @@ from pathlib import Path
 
 from . import analysis as an
 from . import experiments as ex
+from . import keyfigs as kf
 from . import plots, stats
+from .fmt import change, cis, fig, num, pct, separated  # noqa: F401 (tests use report.separated)
+from .report_floor import FloorSection
+from .report_standby import StandbySection
 
 SEED = {
     "000": "seed 000 (client thread pool vs thread per request, Java, 2-3 replicas)",
@@ -39,53 +43,7 @@ S002 = [("average (ms)", 128, 157), ("standard deviation (ms)", 46.7, 92.7),
         ("beyond average + 4 sd", 0.0014, 0.0008)]
 
 
-# ---- formatting -----------------------------------------------------------------------------
-
-def num(x, d=1) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if isinstance(x, (int, float)) and abs(x) >= 10000 and d <= 1:
-        return f"{x:,.0f}"
-    return f"{x:.{d}f}"
-
-
-def cis(c: stats.MeanCI | None, d=1) -> str:
-    if c is None:
-        return "—"
-    if c.n < 2:
-        return f"{num(c.mean, d)} (n=1)"
-    return f"{num(c.mean, d)} ± {num(c.half_width, d)}"
-
-
-def pct(x, d=2) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{d}f}%"
-
-
-def change(new, old) -> str:
-    """'+12%' style relative change of new vs old."""
-    if not old or new is None or old is None:
-        return "—"
-    return f"{100 * (new - old) / old:+.0f}%"
-
-
-def separated(a: stats.MeanCI, b: stats.MeanCI) -> int:
-    """+1 if a's 95% interval lies above b's, -1 if below, 0 if they overlap (the rule every
-    'agrees / does not agree' below uses: a difference counts only when the intervals do not
-    overlap)."""
-    if a is None or b is None:
-        return 0
-    if a.low > b.high:
-        return 1
-    if a.high < b.low:
-        return -1
-    return 0
-
-
-def fig(name: str, figdir: str, caption: str) -> str:
-    return f"![Figure {int(name[3:5])}: {caption}]({figdir}/{name}.png)\n"
-
-
-class Report:
+class Report(FloorSection, StandbySection):
     def __init__(self, results: Path, figures: Path, md_path: Path):
         self.results = Path(results)
         self.rows = an.load_runs(self.results)
@@ -349,8 +307,8 @@ class Report:
                f"**{worst}** the least ({cis(at[worst], 0)}).")
         self.key["throughput"] = (
             f"**Throughput.** At {cmax} clients on {k} core(s) **{best}** serves the most "
-            f"({cis(at[best], 0)} requests/s{', statistically tied with ' + ', '.join(tied) if tied else ''}) "
-            f"and **{worst}** the least ({cis(at[worst], 0)}) (section 3.1).")
+            f"({cis(at[best], 0)} requests/s, n={at[best].n}{', statistically tied with ' + ', '.join(tied) if tied else ''}) "
+            f"and **{worst}** the least ({cis(at[worst], 0)}, n={at[worst].n}) (section 3.1).")
         self.floor_section(curves, floor)
         # Seed 004, pure server: single-threaded best; thread per request worst.
         one = curves.get(1) or curves[k]
@@ -368,16 +326,23 @@ class Report:
             beats = [m for m in others if separated(at1["reactor"], at1[m]) > 0]
             loses = [m for m in others if separated(at1["reactor"], at1[m]) < 0]
             if len(beats) == len(others):
+                verdict = "agrees"
                 txt.append(f"Ours **agrees** on the first point: with the server on {k1} core(s) "
                            f"at {c1} clients the reactor beats every threaded model.")
             elif loses:
+                verdict = "does not agree"
                 txt.append(f"Ours **does not agree** that one thread is best: on {k1} core(s) at "
                            f"{c1} clients {' and '.join(loses)} "
                            f"{'beats' if len(loses) == 1 else 'beat'} the reactor.")
             else:
+                verdict = "inconclusive"
                 txt.append(f"On the first point the data are **inconclusive**: on {k1} core(s) at "
                            f"{c1} clients the reactor's interval overlaps "
                            f"{', '.join(m for m in others if m not in beats)}.")
+            self.key["throughput"] = self.key["throughput"].removesuffix(" (section 3.1).") + (
+                f"; seed 004 found one thread fastest on one CPU, and here, on {k1} core(s) at "
+                f"{c1} clients, the reactor serves {cis(at1['reactor'], 0)} requests/s against "
+                f"the threaded models: **{verdict}** (section 3.1).")
         if "per-request" in at1 and len(at1) > 1:
             slowest = min(at1, key=lambda m: at1[m].mean)
             if slowest == "per-request" and all(separated(at1[m], at1["per-request"]) > 0 for m in at1 if m != "per-request"):
@@ -406,18 +371,23 @@ class Report:
                            "reason its pool fell behind."}[sgn])
         self.w(" ".join(txt))
         if len(curves) > 1 and 1 in curves:
-            ratios = []
+            ratios, rcis = [], {}
             for mdl in curves[k]:
                 if mdl in curves[1]:
-                    p1 = max(p[1].mean for p in curves[1][mdl])
-                    p2 = max(p[1].mean for p in curves[k][mdl])
-                    ratios.append((mdl, p2 / p1 if p1 else math.nan))
-            finite = [r for _, r in ratios if not math.isnan(r)]
-            if finite:
+                    p1 = max(curves[1][mdl], key=lambda p: p[1].mean)[1]
+                    p2 = max(curves[k][mdl], key=lambda p: p[1].mean)[1]
+                    ratios.append((mdl, p2.mean / p1.mean if p1.mean else math.nan))
+                    rcis[mdl] = an.ratio_ci(p2, p1)
+            rcis = {m: x for m, x in rcis.items() if x}
+            if rcis:
+                lo, hi = min(rcis, key=lambda m: rcis[m][0]), max(rcis, key=lambda m: rcis[m][0])
+                n = max(curves[k][hi], key=lambda p: p[1].mean)[1].n
                 self.key["cores"] = (
-                    f"**A second core.** Each model's peak on {k} cores is {min(finite):.2f}–"
-                    f"{max(finite):.2f}× its 1-core peak: PostgreSQL and the client already use the "
-                    f"other core (sections 3.1, 3.9).")
+                    f"**A second core.** Each model's peak on {k} cores is between "
+                    f"{rcis[lo][0]:.2f} ± {rcis[lo][1]:.2f} ({lo}) and {rcis[hi][0]:.2f} ± "
+                    f"{rcis[hi][1]:.2f} ({hi}) × its 1-core peak (ratio of the peak cells' means, "
+                    f"approximate 95% interval, n={n} runs a cell): PostgreSQL "
+                    f"and the client already use the other core (sections 3.1, 3.9).")
             txt = ("Peak throughput on " + str(k) + " cores relative to 1 core: " +
                    ", ".join(f"{m} {r:.2f}×" for m, r in ratios) + ". ")
             best_r = max((r for _, r in ratios if not math.isnan(r)), default=math.nan)
@@ -430,125 +400,6 @@ class Report:
                         "spread over both, its threads compete with PostgreSQL and the client on "
                         "every core and migrate between caches.")
             self.w(txt)
-
-    def floor_section(self, curves, floor):
-        """Each model against the durable floor: the share table per core count, and what it
-        says at 64 clients (or the most clients measured)."""
-        fails = an.failed_rows(self.rows, "scaling", floor=True)
-        if fails:
-            self.w(f"{len(fails)} run(s) of the floor failed and are left out; first reason: "
-                   f"{fails[0].get('note', '')}")
-        shares = an.share_of_floor(self.rows)
-        if not shares:
-            self.w("**Against the durable floor.** The floor was not measured in this data set "
-                   "(section 2), so no model is compared with it here.")
-            return
-        self.w("**Against the durable floor.** The floor (`exchange-floor`, section 1) is what durable request/reply costs on "
-               "this machine: the same framing, sessions, threads and group commit of one "
-               "journal row per request, without XML, matching, rendering or the projection. "
-               "Each model's throughput as a share of the floor's in the same cell (ratio of the "
-               "means; ± an approximate 95% interval from the two relative half-widths added in "
-               "quadrature; 1.00 = as fast as the floor):")
-        summary = []
-        for k in sorted(shares):
-            allc = sorted({p[0] for pts in shares[k].values() for p in pts})
-            fms = sorted({p[3] for pts in shares[k].values() for p in pts})
-            lines = [f"| {k} core{'s' if k > 1 else ''}: model / floor | " +
-                     " | ".join(f"{c} client{'s' if c != 1 else ''}" for c in allc) + " |",
-                     "|---|" + "---|" * len(allc)]
-            for fm in fms:
-                d = {p[0]: p[1] for p in floor[k][fm]}
-                lines.append(f"| *{an.floor_label(fm)}, requests/s* | " +
-                             " | ".join(cis(d.get(c), 0) for c in allc) + " |")
-            for mdl in an.models_in([{"model": x} for x in shares[k]]):
-                d = {p[0]: p for p in shares[k][mdl]}
-                lines.append(f"| {mdl} | " + " | ".join(
-                    f"{d[c][1]:.2f} ± {d[c][2]:.2f}" if c in d else "—" for c in allc) + " |")
-            self.w(*lines)
-            # The cell the throughput issue judges: 64 persistent clients, else the most measured.
-            c = 64 if 64 in allc else max(allc)
-            at = {m: next(p for p in pts if p[0] == c) for m, pts in shares[k].items()
-                  if any(p[0] == c for p in pts)}
-            if not at:
-                continue
-            best = max(at, key=lambda m: at[m][1])
-            fm = at[best][3]
-            fci = next(p[1] for p in floor[k][fm] if p[0] == c)
-            mci = next(p[1] for p in curves[k][best] if p[0] == c)
-            p99 = {m: next((x[1] for x in pts if x[0] == c), None)
-                   for m, pts in an.scaling_latency(self.rows, "lat_p99_ms").get(k, {}).items()}
-            fp99 = next((x[1] for x in an.scaling_latency(self.rows, "lat_p99_ms", floor=True)
-                         .get(k, {}).get(fm, []) if x[0] == c), None)
-            summary.append((k, c, best, at[best], fci, mci, p99.get(best), fp99))
-        txt = []
-        for k, c, best, (_, r, h, fm), fci, mci, p99, fp99 in summary:
-            txt.append(f"On {k} core{'s' if k > 1 else ''} at {c} clients the floor ({fm}) serves "
-                       f"{cis(fci, 0)} requests/s (p99 {cis(fp99, 2)} ms); the best model, "
-                       f"**{best}**, {cis(mci, 0)} (p99 {cis(p99, 2)} ms), **{r:.2f} ± {h:.2f} of "
-                       f"the floor**"
-                       + (" (its interval includes 1: not distinguishable from the floor)"
-                          if r - h <= 1.0 <= r + h else "") + ".")
-        if summary:
-            self.key["floor"] = (
-                "**Against the durable floor** (what durable request/reply costs here, "
-                "`exchange-floor`): " + "; ".join(
-                    f"on {k} core{'s' if k > 1 else ''} at {c} clients the best model, {best}, "
-                    f"reaches **{r:.2f} ± {h:.2f}** of the floor's {cis(fci, 0)} requests/s, p99 "
-                    f"{num(p99.mean, 1) if p99 else '—'} ms against the floor's "
-                    f"{num(fp99.mean, 1) if fp99 else '—'} ms"
-                    for k, c, best, (_, r, h, fm), fci, mci, p99, fp99 in summary) + " (section 3.1).")
-        judged = []
-        for k, c, best, (_, r, h, fm), fci, mci, p99, fp99 in summary:
-            if c != 64:
-                continue
-            met = r >= 0.8 and p99 is not None and p99.mean <= 5.0
-            why = [f"share {r:.2f}"] if r < 0.8 else []
-            if p99 is None or p99.mean > 5.0:
-                why.append(f"p99 {num(p99.mean, 1) if p99 else '—'} ms")
-            judged.append(f"on {k} core{'s' if k > 1 else ''} **{'met' if met else 'not met'}**"
-                          + (f" ({', '.join(why)})" if why else "")
-                          + (f", the floor's own p99 being {num(fp99.mean, 1)} ms" if fp99 else ""))
-        verdicts = [f"{'met' if r >= 0.8 and p99 is not None and p99.mean <= 5.0 else 'not met'} "
-                    f"on {k} core{'s' if k > 1 else ''}"
-                    for k, c, best, (_, r, h, fm), fci, mci, p99, fp99 in summary if c == 64]
-        if verdicts and "floor" in self.key:
-            self.key["floor"] += (" The throughput issue's target (≥ 0.8 of the floor and p99 ≤ "
-                                  "5 ms at 64 persistent clients) is **" + "**, **".join(verdicts)
-                                  + "**.")
-            fl = [e[7].mean for e in summary if e[1] == 64 and e[7]]
-            txt.append("The throughput issue asks of the best model at least 0.8 of the floor with "
-                       "p99 ≤ 5 ms at 64 persistent clients: " + "; ".join(judged) + "."
-                       + (" The floor itself stays under 5 ms, so the latency part of the target "
-                          "is within reach of durable request/reply here; the server's extra "
-                          "latency is its own work." if fl and max(fl) <= 5.0 else
-                          " The floor itself misses 5 ms there, so on this machine, at that "
-                          "moment, the latency part of the target is beyond what durability "
-                          "costs." if fl else ""))
-        fl1, flk = floor.get(1), floor.get(max(floor)) if floor else None
-        if fl1 and flk and max(floor) > 1:
-            fm = sorted(fl1)[0]
-            if fm in flk:
-                pk = max(flk[fm], key=lambda p: p[1].mean)[1]
-                p1 = max(fl1[fm], key=lambda p: p[1].mean)[1]
-                r = pk.mean / p1.mean
-                sep = separated(pk, p1)
-                if sep > 0:
-                    txt.append(f"The floor itself gains {r:.2f}× from a second core (peak vs peak).")
-                else:
-                    txt.append(f"The floor itself does {'no better' if sep == 0 else 'worse'} on 2 "
-                               f"cores ({r:.2f}× its 1-core peak"
-                               f"{', the intervals overlapping' if sep == 0 else ''}): its own process needs little "
-                               "CPU, the group commit's round trip and PostgreSQL's commit run "
-                               "outside it, and with '1 core' PostgreSQL and the bench have core 1 "
-                               "mostly to themselves while with '2 cores' every process shares "
-                               "both.")
-        txt.append("Everything between a model's line and the floor is the exchange's own work "
-                   "per request: parsing, matching under the engine lock and rendering in the "
-                   "server, and, on the same two cores, the projector's upserts in PostgreSQL "
-                   "(section 3.9 splits the CPU). The floor runs in one model only, so the "
-                   "spread between the models' lines is their threading, and the distance from "
-                   "the best of them to the floor is the exchange itself.")
-        self.w(" ".join(txt))
 
     # 3.2 ------------------------------------------------------------------------------------
     def seed003(self):
@@ -604,9 +455,14 @@ class Report:
                 if ties:
                     parts.append(f"the two tie at {', '.join(map(str, ties))} clients")
                 agree = faster_pc and not faster_pool and not ties
+                times = "; ".join(
+                    f"{c}: {cis(t[('per-client', c)]['ci'], 1)} against {cis(t[('pool', c)]['ci'], 1)}"
+                    for c, _ in verdicts)
+                n = min(t[(m, c)]["ci"].n for c, _ in verdicts for m in ("per-client", "pool"))
                 self.key["seed003"] = (
                     f"**Thread per client vs a 40-thread pool** (seed 003, one-shot clients): "
-                    f"{'; '.join(parts)}; seed 003 had per-client faster everywhere: "
+                    f"{'; '.join(parts)} (ms to finish, per-client against the pool, by clients: "
+                    f"{times}; 95% CI, n ≥ {n}); seed 003 had per-client faster everywhere: "
                     f"**{'agrees' if agree else 'does not agree'}** (section 3.2).")
                 txt.append(f"Here {'; '.join(parts)}: we **{'agree' if agree else 'do not agree'}**"
                            f"{'' if agree else ' with the ranking'}.")
@@ -704,7 +560,8 @@ class Report:
                            f"{small[0]} thread(s) to {cis(large[1]['p99'], 2)} ms with {large[0]} "
                            f"({r:.1f}×), and throughput from {cis(small[2], 0)} to "
                            f"{cis(large[2], 0)} requests/s.")
-                key.append(f"{num(small[1]['p99'].mean, 1)} → {num(large[1]['p99'].mean, 1)} ms "
+                key.append(f"{cis(small[1]['p99'], 1)} → {cis(large[1]['p99'], 1)} ms "
+                           f"(95% CI, n={large[1]['p99'].n}) "
                            + ("without simulated I/O" if not io else
                               f"with {io} ms of simulated I/O per order"))
                 key_range = (small[0], large[0])
@@ -786,7 +643,9 @@ class Report:
                 d = [change(pa[p].mean, pb[p].mean) for p in (50, 90, 95)]
                 txt.append(f"Ours, {label}: throughput {change(ta.mean, tb.mean)}, p50 {d[0]}, p90 "
                            f"{d[1]}, p95 {d[2]}.")
-                key.append(f"{label}: throughput {change(ta.mean, tb.mean)}, p95 {d[2]}")
+                key.append(f"{label}: throughput {change(ta.mean, tb.mean)} ({cis(ta, 1)} against "
+                           f"{cis(tb, 1)} responses/s), p95 {d[2]} ({cis(pa[95], 2)} against "
+                           f"{cis(pb[95], 2)} s; 95% CI, n={ta.n})")
                 if a == "fotp":
                     better = separated(ta, tb) > 0 or separated(pb[95], pa[95]) > 0
                     worse = separated(ta, tb) < 0 or separated(pa[95], pb[95]) > 0
@@ -870,10 +729,13 @@ class Report:
                    f"{change(jb.mean, ja.mean)}, standard deviation {change(jb.stddev, ja.stddev)}: "
                    f"**{'agrees' if mean_up and sd_up else 'does not agree'}**"
                    f"{'' if mean_up and sd_up else ' (' + ('the average did not rise' if not mean_up else 'the spread did not grow') + ')'}."]
+            ma, mb = stats.mean_ci95(data[a]["vote"]), stats.mean_ci95(data[b]["vote"])
             self.key["seed002"] = (
                 f"**Replicas and voting** (seed 002): {a} → {b} servers raises the mean round trip "
-                f"{change(jb.mean, ja.mean)} and its standard deviation "
-                f"{change(jb.stddev, ja.stddev)}: **{'agrees' if mean_up and sd_up else 'does not agree'}**"
+                f"{change(jb.mean, ja.mean)} ({cis(ma, 3)} → {cis(mb, 3)} ms, 95% CI over "
+                f"{ma.n} and {mb.n} round trips) and its standard deviation "
+                f"{change(jb.stddev, ja.stddev)} ({num(ja.stddev, 3)} → {num(jb.stddev, 3)} ms): "
+                f"**{'agrees' if mean_up and sd_up else 'does not agree'}**"
                 + (f"; waiting for every reply costs {change(jb.mean, jf[b].mean)} over the first "
                    f"reply" if b in jf else "") + " (section 3.6).")
             if b in jf:
@@ -938,9 +800,13 @@ class Report:
         agree = all(verdicts[k] == 0 for k in small) and all(verdicts[k] > 0 for k in big) if big else False
         txt.append("Ours: " + "; ".join(desc) + f" — **{'agrees' if agree else 'does not fully agree'}** "
                    "with seed 000's pattern.")
+        pairs = [(c, r, means.get((c, r, "pool")), means.get((c, r, "spawn"))) for c, r in cases]
+        rtts = "; ".join(f"{c}/{r}: {cis(p, 3)} against {cis(q, 3)}" for c, r, p, q in pairs if p and q)
+        n = min((x.n for _, _, p, q in pairs for x in (p, q) if x), default=0)
         self.key["seed000"] = (f"**Client thread pool vs a thread per request** (seed 000): "
-                               + "; ".join(desc) + f": **{'agrees' if agree else 'does not fully agree'}** "
-                               "(section 3.7).")
+                               + "; ".join(desc) + f" (mean round trip in ms, pool against a "
+                               f"thread per request, by clients/replicas: {rtts}; 95% CI, n ≥ {n}): "
+                               f"**{'agrees' if agree else 'does not fully agree'}** (section 3.7).")
         txt.append("Why the effect is small or absent here: a Linux thread start and join costs "
                    "some tens of microseconds while a round trip through the exchange (including a "
                    "durable commit) costs about a millisecond; and each of our requests also opens "
@@ -976,10 +842,15 @@ class Report:
         if len(pc) >= 2:
             s_rss = an.slope([p["threads"] for p in pc], [p["rss_mb"].mean * 1024 for p in pc])
             s_vsz = an.slope([p["threads"] for p in pc], [p["vsz_mb"] for p in pc])
+            c_rss = stats.slope_ci95([p["threads"] for p in pc], [p["rss_mb"].mean * 1024 for p in pc])
             if s_rss is not None:
+                fit = (f"{cis(c_rss, 1)} KiB resident (least-squares slope, 95% CI over "
+                       f"{len(pc)} idle-session counts)" if c_rss else
+                       f"{s_rss:.0f} KiB resident (least-squares slope over {len(pc)} "
+                       f"idle-session counts, too few for an interval)")
                 self.key["memory"] = (f"**Memory** (seed 004): thread per client costs about "
-                                      f"{s_rss:.0f} KiB resident and {s_vsz:.1f} MiB virtual per "
-                                      f"thread: **{'agrees' if s_rss > 0 else 'does not agree'}**")
+                                      f"{fit} and {s_vsz:.1f} MiB virtual per thread: "
+                                      f"**{'agrees' if s_rss > 0 else 'does not agree'}**")
                 txt.append(f"Ours, per-client: about {s_rss:.0f} KiB resident and {s_vsz:.1f} MiB "
                            f"virtual per extra thread (least squares over {len(pc)} points) — "
                            f"**{'agrees' if s_rss > 0 else 'does not agree'}**: memory grows "
@@ -1034,10 +905,14 @@ class Report:
 
         def us0(c):
             return num(c.mean * 1000, 0) if c else "—"
+
+        def us_ci(c):
+            return cis(stats.MeanCI(c.n, c.mean * 1000, c.stddev * 1000, c.half_width * 1000), 0) if c else "—"
         self.key["cpu"] = (
             f"**Where the CPU goes.** At the best cell ({top['model']}, {top['clients']} clients) a "
-            f"request costs {us0(top['server_ms'])} µs of server CPU, {us0(top['pg_ms'])} µs of "
-            f"PostgreSQL's and {us0(top['client_ms'])} µs of the client's, with "
+            f"request costs {us_ci(top['server_ms'])} µs of server CPU, {us_ci(top['pg_ms'])} µs of "
+            f"PostgreSQL's and {us_ci(top['client_ms'])} µs of the client's (95% CI, "
+            f"n={top['throughput'].n}), with "
             f"{cis(top['requests_per_commit'], 1)} requests per PostgreSQL commit"
             + (f"; the floor's {us0(max(fb, key=lambda x: x['throughput'].mean)['server_ms'])} + "
                f"{us0(max(fb, key=lambda x: x['throughput'].mean)['pg_ms'])} µs (server + "
@@ -1144,11 +1019,14 @@ class Report:
         for x in legs:
             if x["ratios"]:
                 key = f"{x['leg'].label} ({x['connections']})"
-                parts.setdefault(key, []).append(f"{an.median_of(x['ratios']):.2f} {x['model']}")
+                r = x["ratios"]
+                parts.setdefault(key, []).append(f"{an.median_of(r):.2f} {x['model']} "
+                                                 f"({min(r):.2f}–{max(r):.2f}, n={len(r)})")
         if not parts:
             return "**The cost of security.** No repetition has both a TLS and a plaintext run (section 3.10)."
         return ("**The cost of security.** TLS with a client certificate keeps this share of "
-                "plaintext's throughput (median of paired repetitions): "
+                "plaintext's throughput (median of paired repetitions, least–most, n; issue 38's "
+                "targets in docs/PERFORMANCE.md come from scripts/benchmark.py's case, not this one): "
                 + "; ".join(f"{k}: {', '.join(v)}" for k, v in parts.items()) + " (section 3.10).")
 
     def journal_bounds(self) -> str:
@@ -1289,168 +1167,6 @@ class Report:
                "id encodes the shard). Throughput then grows with the number of symbol and "
                "ledger shards until cross-shard settlement traffic, not matching, dominates.")
 
-    # 4.1 ------------------------------------------------------------------------------------
-    # The issue's goals for the hot standby (issue 27), each stated once here and judged below.
-    GOAL_TAKEOVER_MEDIAN_MS = 250
-    GOAL_TAKEOVER_MAX_MS = 1000
-    GOAL_PAUSE_MS = 8000
-    GOAL_COST_RATIO = 0.95
-
-    def standby(self):
-        """Section 4.1 from scripts/takeover_bench.py --json (results/takeover.json)."""
-        self.w("### 4.1 The exchange process fails over too: a hot standby")
-        d = an.load_takeover(self.results)
-        if not d:
-            self.w(f"Not measured in this data set: `scripts/takeover_bench.py --json "
-                   f"{self.results}/{an.TAKEOVER_FILE}` writes the numbers this section and "
-                   f"figure 17 show (`make_report.sh` runs it; `--only takeover` alone).")
-            self.w(fig("fig17_takeover", self.figdir, "a hot standby (no data)"))
-            return
-        m = d.get("machine", {})
-        r, t, pz = d.get("restarts_ms"), d.get("takeovers_ms"), d.get("pauses_ms")
-        self.w(f"Sharding buys throughput and Patroni keeps the database; the exchange process "
-               f"itself is the remaining single point of failure. A second `exchange-server "
-               f"--standby` on the same database loads the state as a restart does, follows the "
-               f"journal (one statement every `--standby-poll-ms`, replaying each entry with the "
-               f"restart's own code) and takes over by itself: at once when the active server's "
-               f"database session ends (it died), or once its lease has run out (paused). "
-               f"`scripts/takeover_bench.py` measured it on {d.get('date', '?')} "
-               f"(commit `{m.get('git_commit', '?')}`, {m.get('nproc', '?')} × "
-               f"{m.get('cpu_model', '?')}, shared with other work: load average "
-               f"{num(d.get('load1_end'), 1)} at the end), with a book of "
-               f"{d.get('orders', 0):,} resting orders that never cross loaded before the "
-               f"standby starts and {d.get('clients', '?')} clients placing resting orders one "
-               f"request per connection, each going to whichever server serves. Every time is "
-               f"from the kill (or SIGSTOP) to the first request, sent after it, that the server "
-               f"now in charge answered; each killed server is started again at once, as the "
-               f"standby in the takeover rounds.")
-        self.w(fig("fig17_takeover", self.figdir,
-                   "left: kill (SIGSTOP) to the first answered request, every run, median "
-                   "marked; right: persistent-load throughput of the active server alone (grey) "
-                   "and with a standby following it (blue), in the order the rounds ran"))
-        rows = ["| what | median | max | min | runs |", "|---|---|---|---|---|"]
-
-        def row(label, x):
-            if x:
-                rows.append(f"| {label} | {x['median']:,.0f} ms | {x['max']:,.0f} ms | "
-                            f"{x['min']:,.0f} ms | {x['n']} |")
-        row("plain restart: kill -9, a new process started at once (same book)", r)
-        row("**takeover by the standby**: kill -9 of the active server", t)
-        row(f"paused active server (SIGSTOP, `--lease-ms` {d.get('lease_ms', '?')}): until the "
-            f"standby serves", pz)
-        row("the standby's own part: from the writer lock to serving (its log)", d.get("server_side_ms"))
-        self.w(*rows)
-        verdicts = []
-        if t:
-            ok = t["median"] <= self.GOAL_TAKEOVER_MEDIAN_MS and t["max"] <= self.GOAL_TAKEOVER_MAX_MS
-            verdicts.append(f"the takeover {'meets' if ok else 'does not meet'} the goal of a "
-                            f"median within {self.GOAL_TAKEOVER_MEDIAN_MS} ms and every one "
-                            f"within {self.GOAL_TAKEOVER_MAX_MS / 1000:g} s")
-            if r:
-                verdicts.append(f"it is {r['median'] / t['median']:.0f}× faster than the plain "
-                                f"restart at the median ({t['median']:,.0f} vs "
-                                f"{r['median']:,.0f} ms)")
-        if pz:
-            verdicts.append(f"a paused leader was replaced within {pz['max'] / 1000:.1f} s "
-                            f"({'within' if pz['max'] <= self.GOAL_PAUSE_MS else 'beyond'} the "
-                            f"goal of {self.GOAL_PAUSE_MS / 1000:g} s) and, resumed, each exited 4 "
-                            f"(stepped down) without acknowledging anything")
-        checks = ("every acknowledged order was stored afterwards and cash and shares were "
-                  "conserved" if d.get("checks_passed") else
-                  "**the end-of-run check failed** (acknowledged orders missing or conservation "
-                  "broken: see the script's output)")
-        self.w(f"Over the run {d.get('acknowledged', 0):,} orders were acknowledged; "
-               f"{d.get('unknown', 0)} requests got no reply (in flight at a kill: reported as "
-               f"unknown, never resent) and {d.get('refused', 0)} were refused with the standby's "
-               f"or an unavailable error (nothing applied); {checks}. "
-               + ("; ".join(verdicts)[0].upper() + "; ".join(verdicts)[1:] + "." if verdicts else ""))
-        self.w("**Why a takeover is quick and a restart is not.** A restart loads every resting "
-               "order from the tables before it serves; the standby has them in memory already "
-               "and is at most a poll behind, so its own part is the epoch bump (from that "
-               "commit on the old writer can append nothing), the journal's tail and the "
-               "hand-over: milliseconds. Most of the rest is outside it: PostgreSQL sees the "
-               "killed server's session end only once the kernel has torn the process down "
-               "(freeing hundreds of MB takes tens of ms), and then the clients must notice "
-               "(a refused connection, the standby's error, a retry pause). A paused server "
-               "keeps its session, so only its lease can free the lock: the standby ends the "
-               "session once the lease (renewed every third of it) has expired by PostgreSQL's "
-               "clock, so the replacement takes between two thirds of the lease and the lease "
-               "plus a tenth of it.")
-        c = d.get("cost")
-        if c:
-            # The goal is judged on the pairs (each with-round over its alone neighbours), not
-            # on one ratio: met if every pair is at or above it, missed if none is, and
-            # otherwise not settled by this run (this machine's rounds vary by about ±10 %).
-            pairs = c.get("pair_ratios") or [c["ratio_of_medians"]]
-            if min(pairs) >= self.GOAL_COST_RATIO:
-                goal = f"every pair within the goal of {self.GOAL_COST_RATIO:.2f}"
-            elif max(pairs) < self.GOAL_COST_RATIO:
-                goal = f"every pair short of the goal of {self.GOAL_COST_RATIO:.2f}: not met"
-            else:
-                goal = (f"the pairs range from {min(pairs):.2f} to {max(pairs):.2f}, so this run "
-                        f"does not settle the goal of {self.GOAL_COST_RATIO:.2f}")
-            pg = c.get("standby_pg_cpu_us_per_entry_median")
-            poll = c.get("poll_ms") or d.get("standby_poll_ms")
-            self.w(f"**What the standby costs the active server.** Same run, "
-                   f"{c.get('alone_rounds', len(c['rounds']) // 2)} rounds alone and "
-                   f"{c.get('with_rounds', len(c['rounds']) // 2)} with a standby following, "
-                   f"alternating, each `exchange-client bench --persistent --clients "
-                   f"{c['clients']}` for {c['seconds']:g} s on an emptied database"
-                   + (f" (`--standby-poll-ms {poll}`)" if poll else "") + ": "
-                   f"{c['alone_median']:,.0f} requests/s alone and {c['standby_median']:,.0f} "
-                   f"with the standby (medians), a ratio of {c['ratio_of_medians']:.2f}; each "
-                   f"with-round against the alone-rounds on either side of it gives "
-                   f"{c['median_pair_ratio']:.2f} at the median ({goal}; rounds "
-                   f"ranged from {min(x['throughput'] for x in c['rounds']):,.0f} to "
-                   f"{max(x['throughput'] for x in c['rounds']):,.0f} requests/s on this shared "
-                   f"machine). The standby spent {c['standby_cpu_us_per_entry_median']:.1f} µs "
-                   f"of CPU per journal entry it replayed "
-                   f"({pct(c['standby_cpu_share_median'], 0)} of a core)"
-                   + (f" and its PostgreSQL session {pg:.1f} µs more" if pg is not None else "")
-                   + f", against {c['active_cpu_us_alone_median']:.0f} µs of the active server's "
-                   f"own CPU per request, and it ended every round at most "
-                   f"{c['max_standby_lag_entries']} entries behind: it keeps up. On one machine "
-                   f"that CPU comes out of the cores the active server, PostgreSQL and the load "
-                   f"share, so the cost in throughput is about the standby's share of the CPU "
-                   f"the whole system spends per request"
-                   + self.standby_prediction(c) + "; on a machine of its own only its reads "
-                   f"(one statement per poll) reach the database's"
-                   + (f", {pg:.1f} µs of PostgreSQL's CPU per entry" if pg is not None else "")
-                   + ".")
-        if t:
-            parts = [f"with {d.get('orders', 0):,} resting orders a standby took over "
-                     f"{t['median']:,.0f} ms (median, max {t['max']:,.0f} ms, {t['n']} kills) after "
-                     f"a kill -9 of the active server"
-                     + (f", against {r['median']:,.0f} ms for a plain restart" if r else "")]
-            if pz:
-                parts.append(f"a paused leader was replaced within {pz['max'] / 1000:.1f} s")
-            if c:
-                pairs = c.get("pair_ratios") or [c["ratio_of_medians"]]
-                parts.append(f"a standby on the same two cores left the active server "
-                             f"{c['median_pair_ratio']:.2f} of its persistent-load throughput "
-                             f"(median of {len(pairs)} pairs of rounds, "
-                             f"{min(pairs):.2f}-{max(pairs):.2f})")
-            line = "; ".join(parts)
-            self.key["standby"] = f"**A hot standby.** {line[0].upper()}{line[1:]} (section 4.1)."
-
-    def standby_prediction(self, c) -> str:
-        """The ratio the standby's CPU per entry predicts, from section 3.9's CPU per request
-        (server, PostgreSQL and client at the best cell of the main sweep)."""
-        b = getattr(self, "bneck", None) or an.bottleneck(self.rows)
-        if not b:
-            return ""
-        top = max(b, key=lambda x: x["throughput"].mean)
-        parts = [top[k].mean * 1000 for k in ("server_ms", "pg_ms", "client_ms") if top.get(k)]
-        if len(parts) < 3:
-            return ""
-        total = sum(parts)
-        standby = c["standby_cpu_us_per_entry_median"] + (c.get("standby_pg_cpu_us_per_entry_median") or 0)
-        return (f": by section 3.9 a request costs about {total:.0f} µs of CPU in all (server, "
-                f"PostgreSQL and client at {top['model']}'s best cell), so the standby's "
-                f"{standby:.1f} µs per entry predicts a ratio near {total / (total + standby):.2f}, "
-                f"and the rounds here, on cores that other work also loaded, measured "
-                f"{c['ratio_of_medians']:.2f}")
-
     def validity(self):
         self.w("## 5. Threats to validity")
         self.w("- Two cores shared by the server, PostgreSQL, the client and other people's "
@@ -1504,9 +1220,38 @@ class Report:
     # The full study's running time, stated once (README, writeup/README.md and
     # make_report.sh say the same): the 2026-11-23 sweeps took 25 min for `scaling` (350 runs)
     # and 14 min for the other experiments (260 runs), plus a minute of figures and report;
-    # scripts/takeover_bench.py (section 4.1) about 4 minutes more (2026-11-25); `security`
+    # scripts/takeover_bench.py (section 4.1) about 4 minutes more (2026-11-25) with one set of
+    # the standby's cost rounds, about 8 with the three it runs now (estimated); `security`
     # (section 3.10) about 7 more, estimated (60 runs of 6 s plus start-up) until it is timed.
-    STUDY_TIME = "about 52 minutes on this 2-core machine"
+    STUDY_TIME = "about 56 minutes on this 2-core machine"
+
+    # What changed in the server between the runs of 2026-11-23 (the scaling sweep at b637ad8,
+    # the other experiments at 98c758d) and the rerun: written by hand, once.
+    SERVER_CHANGES = (
+        "What changed in the server since the runs of 2026-11-23: **resource limits** (issue 20: "
+        "ids, symbols and attributes capped at parse, a buffered-bytes budget across connections, "
+        "large requests one at a time within a byte bound, a process memory budget); **the group "
+        "commit's filling** (a batch smaller than the one before it waits up to "
+        "`--commit-wait-us` to fill to that size: fewer, larger commits; its commit mark on its "
+        "last journal row); **the projection's rework** (effects gathered for "
+        "`--projection-gather-ms`, new rows written with COPY and the changed ones in paced "
+        "statements spread over the interval, fenced by the projection's epoch; cheaper per "
+        "order through jemalloc, pugixml's page kept per thread and hash maps of our own); "
+        "**the single-writer lock** (one writer per database: fenced appends, projection and "
+        "trims); **the hot standby** (`--standby` follows the journal and takes over, issue 27); "
+        "**authentication and TLS** (principals, API-key logons, TLS with client certificates, "
+        "issue 38); and **the leadership and ports redesign** (leadership in one place with its "
+        "state machine, PostgreSQL behind ports, a lock session's end taking its lease with it). "
+        "docs/PERFORMANCE.md's tables from `scripts/benchmark.py` follow these changes build by "
+        "build in their own case.")
+
+    def changes_since(self) -> list[str]:
+        lines = ["## What changed since the last run", "",
+                 "Each key figure of the data set these results replaced (saved in "
+                 f"`{kf.PREVIOUS_FILE}` when they were replaced) → this data set's, with when and "
+                 "at which commit each was measured:", ""]
+        lines += kf.what_changed(kf.key_figures(self.results, self.rows), kf.load_previous(self.results))
+        return lines + ["", self.SERVER_CHANGES, ""]
 
     def key_findings(self) -> list[str]:
         order = ("throughput", "floor", "cores", "seed003", "poolsize", "seed001", "seed002",
@@ -1545,7 +1290,7 @@ class Report:
         self.standby()
         self.validity()
         self.reproduce()
-        self.out[at:at] = self.key_findings()
+        self.out[at:at] = self.key_findings() + self.changes_since()
         return "\n".join(self.out).rstrip() + "\n"
 
 

@@ -106,6 +106,20 @@ def mean_ci95(samples: Sequence[float]) -> MeanCI:
     return MeanCI(n, m, sd, hw)
 
 
+def slope_ci95(xs: Sequence[float], ys: Sequence[float]) -> MeanCI | None:
+    """Least-squares slope of ys on xs as a MeanCI (n points, the slope, its standard error,
+    t with n - 2 degrees of freedom times it); None for fewer than 3 points or one distinct x."""
+    n = len(xs)
+    if n < 3 or len(set(xs)) < 2:
+        return None
+    mx, my = mean(xs), mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    ssr = sum((y - my - b * (x - mx)) ** 2 for x, y in zip(xs, ys))
+    se = math.sqrt(ssr / (n - 2) / sxx)
+    return MeanCI(n, b, se, student_t_975(n - 2) * se)
+
+
 def share_above(samples: Sequence[float], threshold: float) -> float:
     if not len(samples):
         return 0.0
