@@ -21,7 +21,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "writeup"))
 from study.credentials import make_credentials, security_flags  # noqa: E402
-from study.machine import cpu_model  # noqa: E402
+from study.machine import cpu_model, git_commit  # noqa: E402
 from study.procs import (CLK_TCK, Postgres, Reaper, free_port, load1, proc_status, start_local_pg,  # noqa: E402
                          stop_local_pg, stop_process)
 

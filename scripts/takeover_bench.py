@@ -66,8 +66,8 @@ import tempfile
 import threading
 import time
 
-from harness import (ROOT, Server, bench, cpu_model, free_port, metrics, process_cpu_s, start_local_pg,
-                     stop_local_pg)
+from harness import (ROOT, Server, bench, cpu_model, free_port, git_commit, metrics, process_cpu_s,
+                     start_local_pg, stop_local_pg)
 from wire import request
 
 PG_DIR = os.path.join(ROOT, ".local", "takeover-bench-pg")
@@ -428,12 +428,10 @@ def server_default(binary, flag):
 
 
 def machine():
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
+    commit = git_commit(ROOT)  # the study's rule: its own outputs do not make a checkout dirty
+    short = commit.split("-", 1)[0][:7] + ("-dirty" if commit.endswith("-dirty") else "")
     return {"nproc": os.cpu_count(), "cpu_model": cpu_model(), "kernel": platform.release(),
-            "git_commit": commit + ("-dirty" if dirty else "")}
+            "git_commit": short}
 
 
 def takeover_log_ms(log_name, nth):

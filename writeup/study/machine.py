@@ -7,13 +7,21 @@ import subprocess
 from pathlib import Path
 
 
+# What the study writes (git pathspecs excluding them), not what it measures.
+STUDY_OUTPUTS = (":!writeup/results", ":!writeup/figures", ":!writeup/report.md",
+                 ":!writeup/report.pdf", ":!docs/PERFORMANCE.md")
+
+
 def git_commit(repo: Path) -> str:
-    """HEAD's hash, with '-dirty' if tracked files differ from it (the lead commits later)."""
+    """HEAD's hash, with '-dirty' if tracked files differ from it (the lead commits later).
+    The study's own outputs do not count: a sweep sets the tracked results aside as it starts,
+    which would mark every row of a clean checkout dirty."""
     try:
         head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain",
-                                "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+                                "--untracked-files=no", "--", ".", *STUDY_OUTPUTS],
+                               capture_output=True, text=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
