@@ -22,26 +22,39 @@ the one killed was the etcd leader they elect another); SIGSTOP of the active ex
 as the standby a few seconds later, a killed etcd member after the fault's duration (it rejoins
 with its data). Every fault and heal is in the history with its time.
 
+A pause of the active exchange past its lease is also a probe of the paused old leader's reads:
+a scheduled pause-active of 5 s or more (the servers' 3 s lease and a margin, PROBE_MIN_PAUSE_S:
+--plan-only marks them "probed"), and after the schedule one more pause, pause-probe (not drawn
+from the seed: no seed's schedule changes), that lasts until the standby has taken over. Once
+the new leader has acknowledged a fill, <query> requests for the filled orders are written to
+the paused server (its kernel buffers them), it is resumed and answers them at once: refused or
+fresh, never stale (class Prober; the checker's stale-read judges them, and its report counts
+them: "probe queries: ...").
+
 Then everything heals, the stack settles, the final state is read from the tables and queried
 through the protocol (every order, by its account), the whole journal is replayed by the
 engine's own rules (exchange-replay: its replies and the state it ends in), and
-scripts/chaos_check.py checks the history, the reads and the tables against all of it. Output: faults by kind, operations by outcome, takeovers and
-promotions with their times, anomalies, the seed. Exit 0 with no anomaly, 1 with some, 2 if the
-stack could not be brought up, 77 if Patroni or etcd cannot be installed here.
+scripts/chaos_check.py checks the history, the reads and the tables against all of it. Output:
+faults by kind, probes, operations by outcome, takeovers and promotions with their times,
+anomalies, the seed. Exit 0 with no anomaly, 1 with some, 2 if the stack could not be brought
+up, 77 if Patroni or etcd cannot be installed here.
 """
 import argparse
+import collections
 import hashlib
 import json
 import os
 import random
+import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 
 import harness
-from chaos_clients import Client, History
+from chaos_clients import CONNECT_TIMEOUT_S, Client, History, Sent, classify, tagged
 from chaos_proxy import Relay
 from harness import ROOT, Server, free_port, http_get
 
@@ -56,6 +69,25 @@ SERVER_FLAGS = ["--lease-ms", "3000", "--db-timeout-ms", "3000", "--journal-keep
 
 FAULTS = ["kill-active", "kill-standby", "kill-pg-primary", "kill-etcd", "pause-active",
           "cut-db-link", "silent-db-link"]
+
+# The probe (class Prober): a pause of the active server long enough for the standby to take over
+# (its lease, plus a margin for the standby's check, the takeover and a fill) is also a probe of
+# the paused old leader's reads. A scheduled pause-active at least that long is one; and after
+# the schedule, one more pause (the kind pause-probe, not drawn from the seed, so no seed's
+# schedule changes) lasts until the standby has taken over and acknowledged a fill.
+LEASE_S = int(SERVER_FLAGS[SERVER_FLAGS.index("--lease-ms") + 1]) / 1000
+PROBE_MARGIN_S = 2.0
+PROBE_MIN_PAUSE_S = LEASE_S + PROBE_MARGIN_S
+PROBE_WAIT_S = 30.0          # the closing probe's bound on the takeover and the fill
+PROBE_REQUEST_TIMEOUT_S = 5.0   # each of the probe's requests to the new leader
+PROBE_REPLY_TIMEOUT_S = 10.0    # the resumed old leader's replies, all together
+PROBE_SELLER, PROBE_BUYER = "9000", "9001"   # the probe's accounts (clients have 1000 up)
+PROBE_SYMBOL = "P1"          # the probe's own book: no client order ever fills its orders
+PROBE_PRICE = 100
+PROBE_RESTING = 10000        # shares of the seller's resting sell; each probe buys 1-3 of them
+PROBE_CLIENT_ACCOUNTS = 4    # client accounts queried too, if the new leader acknowledged theirs
+PROBE_COPIES = 3             # connections each query is written on: the resumed server's
+                             # threads race its discovery that the lease ran out several times
 
 
 def log(msg):
@@ -187,6 +219,9 @@ class Stack:
                 return x
         return None
 
+    def other(self, x):
+        return next((e for e in self.exchanges if e is not x), None)
+
     def restart_etcd(self):
         """`ha-cluster.sh up` on a thread of its own (it restarts the etcd members that are down
         and waits for a leader); one at a time."""
@@ -238,16 +273,290 @@ class Stack:
             log(f"ha-cluster.sh down failed: {e}")
 
 
+# ---- the probe: a paused old leader's reads ---------------------------------------------------
+
+def probe_send(port, payload, timeout=CONNECT_TIMEOUT_S):
+    """Connects to 127.0.0.1:port and writes one request on a connection of its own (its write
+    side then shut), without waiting for the reply: the socket. The kernel accepts the connection
+    and buffers the request even while the server is stopped. OSError if no connection was made
+    (nothing sent); Sent if the write failed (whether it arrived is unknown)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        data = payload.encode()
+        sock.sendall(str(len(data)).encode() + b"\n" + data)
+        sock.shutdown(socket.SHUT_WR)
+    except OSError as e:
+        sock.close()
+        raise Sent(f"sending failed: {e}")
+    return sock
+
+
+def probe_reply(sock, deadline):
+    """The reply on a socket probe_send returned, read until the server closes the connection or
+    the monotonic deadline passes (what came so far, then); None if nothing came."""
+    chunks = []
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            sock.settimeout(left)
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    return b"".join(chunks).decode(errors="replace") if chunks else None
+
+
+OPENED_ID = re.compile(r'<opened [^>]*id="(\d+)"')
+ORDER_IDS = re.compile(r'<(?:opened|status|canceled) [^>]*\bid="(\d+)"')
+
+
+class Prober:
+    """Probes a paused old leader's reads (the window of docs/DURABILITY.md, "The lease"). While
+    the active server is stopped past its lease, it waits for the other server to take over and
+    has it acknowledge a fill (a buy of the probe's buyer crossing the sell its seller placed
+    before any fault, which the old leader knows without that fill), then writes <query>
+    requests to the paused server, whose kernel buffers them: for both orders, and for client
+    orders the new leader acknowledged since the pause began (from the history), each on
+    PROBE_COPIES connections of its own. Then the server is resumed and handles them at once,
+    racing its own discovery that its lease ran out: each must be refused or fresh. Every
+    request is an op of the history ("client": "probe"); the queries to the paused server carry
+    "probe": N, their invocation is when they were written, and scripts/chaos_check.py judges
+    them with every other query (stale-read) and counts them."""
+
+    def __init__(self, stack, history, stop):
+        self.stack, self.history, self.stop_event = stack, history, stop
+        self.ready = False   # the probe's accounts exist
+        self.resting = None  # the seller's resting sell, once acknowledged
+        self.lock = threading.Lock()
+        self.begun = collections.Counter()     # pauses probed, by fault kind
+        self.results = collections.Counter()   # "probed", or why not
+
+    def setup(self, port):
+        """The probe's accounts and its seller's resting sell, on the active server before any
+        fault. Without the accounts no probe is made."""
+        create = (f'<create><account id="{PROBE_SELLER}" balance="0"/>'
+                  f'<account id="{PROBE_BUYER}" balance="1000000"/>'
+                  f'<symbol sym="{PROBE_SYMBOL}"><account id="{PROBE_SELLER}">'
+                  f'{2 * PROBE_RESTING}</account></symbol></create>')   # for a second sell
+        outcome, reply = self.request(port, "", create, "create", 10)
+        self.ready = outcome == "ok" and "<error" not in reply
+        if self.ready:
+            self.place_resting(port, 10)
+        return self.ready
+
+    def begin(self, kind):
+        with self.lock:
+            self.begun[kind] += 1
+            return sum(self.begun.values())
+
+    def record(self, op, payload, account, kind, invoke, outcome, reply, port, probe=None):
+        entry = {"type": "op", "op": op, "client": "probe", "kind": kind, "account": account,
+                 "payload": payload, "tag": f"op {op}", "invoke": invoke,
+                 "complete": time.time(), "outcome": outcome, "reply": reply,
+                 "server": f"127.0.0.1:{port}", "session": "one-shot"}
+        if probe is not None:
+            entry["probe"] = probe
+        self.history.record(entry)
+
+    def payload(self, account, body):
+        op = self.history.next_op()
+        root = f'<transactions id="{account}">{body}</transactions>' if account else body
+        return op, tagged(root, f"op {op}")
+
+    def request(self, port, account, body, kind, timeout):
+        """One request of the probe's own to 127.0.0.1:port, recorded: (outcome, reply)."""
+        op, payload = self.payload(account, body)
+        invoke = time.time()
+        try:
+            sock = probe_send(port, payload, min(timeout, CONNECT_TIMEOUT_S))
+        except Sent:
+            outcome, reply = "unknown", None
+        except OSError:
+            outcome, reply = "failed", None
+        else:
+            reply = probe_reply(sock, time.monotonic() + timeout)
+            outcome = classify(reply)[0] if reply is not None else "unknown"
+        self.record(op, payload, account, kind, invoke, outcome, reply, port)
+        return outcome, reply
+
+    def until_ok(self, port, account, body, kind, ready_by):
+        """The request, again after each refusal or loss, until one is answered (its reply) or
+        the monotonic ready_by passes (None)."""
+        while not self.stop_event.is_set():
+            left = ready_by - time.monotonic()
+            if left <= 0:
+                return None
+            outcome, reply = self.request(port, account, body, kind,
+                                          max(0.5, min(PROBE_REQUEST_TIMEOUT_S, left)))
+            if outcome == "ok":
+                return reply
+            self.stop_event.wait(0.2)
+        return None
+
+    def place_resting(self, port, timeout):
+        outcome, reply = self.request(port, PROBE_SELLER,
+                                      f'<order sym="{PROBE_SYMBOL}" amount="-{PROBE_RESTING}" '
+                                      f'limit="{PROBE_PRICE}"/>', "order", timeout)
+        m = OPENED_ID.search(reply or "") if outcome == "ok" else None
+        if m:
+            self.resting = int(m.group(1))
+
+    def fill(self, y, number, ready_by):
+        """Has y acknowledge a fill of the resting sell: the buyer's crossing buy, then the buy's
+        <status> from y showing its execution (and the sell's <status>). The buy's id, or why
+        there is none."""
+        if self.resting is None:  # not placed before the faults: placed now (unknown to x)
+            sell = f'<order sym="{PROBE_SYMBOL}" amount="-{PROBE_RESTING}" limit="{PROBE_PRICE}"/>'
+            m = OPENED_ID.search(self.until_ok(y.port, PROBE_SELLER, sell, "order", ready_by) or "")
+            if not m:
+                return "the new leader acknowledged no resting sell in time"
+            self.resting = int(m.group(1))
+        buy = f'<order sym="{PROBE_SYMBOL}" amount="{1 + number % 3}" limit="{PROBE_PRICE}"/>'
+        m = OPENED_ID.search(self.until_ok(y.port, PROBE_BUYER, buy, "order", ready_by) or "")
+        if not m:
+            return "the new leader acknowledged no buy in time"
+        buy = int(m.group(1))
+        status = self.until_ok(y.port, PROBE_BUYER, f'<query id="{buy}"/>', "query", ready_by)
+        if status is None or "<executed" not in status:
+            return "the new leader acknowledged no fill in time"
+        self.until_ok(y.port, PROBE_SELLER, f'<query id="{self.resting}"/>', "query", ready_by)
+        return buy
+
+    def client_orders(self, y, since):
+        """{account: [order ids]} of client operations y acknowledged since the wall-clock time
+        `since` (orders they opened, showed or canceled; those that showed a fill first), for at
+        most PROBE_CLIENT_ACCOUNTS accounts."""
+        server = f"127.0.0.1:{y.port}"
+        ops = [r for r in self.history.recent_ops()
+               if isinstance(r.get("client"), int) and r["client"] >= 0 and r["outcome"] == "ok"
+               and r.get("server") == server and r["invoke"] >= since and r.get("reply")]
+        ops.sort(key=lambda r: "<executed" not in r["reply"])
+        found = {}
+        for r in ops:
+            ids = [int(n) for n in ORDER_IDS.findall(r["reply"])]
+            if not ids or (r["account"] not in found and len(found) >= PROBE_CLIENT_ACCOUNTS):
+                continue
+            mine = found.setdefault(r["account"], [])
+            mine += [n for n in ids if n not in mine][:10 - len(mine)]
+        return found
+
+    def probe(self, x, y, number, since, ready_by):
+        """While x stays paused, until the monotonic ready_by: waits for y to take over, has it
+        acknowledge a fill, and writes the queries to x. The queries written [(socket or None,
+        op, payload, account, invoke, outcome or None)], or why there are none."""
+        if not self.ready:
+            return "the probe has no accounts"
+        if y is None:
+            return "no other server"
+        while y.role() != "active":
+            if time.monotonic() >= ready_by or self.stop_event.is_set():
+                return "no takeover in time"
+            self.stop_event.wait(0.1)
+        buy = self.fill(y, number, ready_by)
+        if isinstance(buy, str):
+            return buy
+        queries = {PROBE_SELLER: [self.resting], PROBE_BUYER: [buy],
+                   **self.client_orders(y, since)}
+        if not x.paused or not x.server.alive():
+            return "the server was resumed before the queries were ready"
+        written = []
+        for account, ids in [q for q in queries.items() for _ in range(PROBE_COPIES)]:
+            op, payload = self.payload(account, "".join(f'<query id="{n}"/>' for n in ids))
+            invoke = time.time()
+            try:
+                written.append((probe_send(x.port, payload), op, payload, account, invoke, None))
+            except Sent:
+                written.append((None, op, payload, account, invoke, "unknown"))
+            except OSError:
+                written.append((None, op, payload, account, invoke, "failed"))
+        return written
+
+    def conclude(self, nemesis, kind, x, number, written):
+        """After x was resumed: reads its replies to the queries written (all within
+        PROBE_REPLY_TIMEOUT_S) and records each, or notes why there were none."""
+        if isinstance(written, str):
+            self.results[written] += 1
+            return nemesis.note(kind, "probe", x.name, f"probe {number}: none sent ({written})")
+        deadline = time.monotonic() + PROBE_REPLY_TIMEOUT_S
+        outcomes = collections.Counter()
+        for sock, op, payload, account, invoke, outcome in written:
+            reply = probe_reply(sock, deadline) if sock is not None else None
+            if sock is not None:
+                outcome = classify(reply)[0] if reply is not None else "unknown"
+            self.record(op, payload, account, "query", invoke, outcome, reply, x.port,
+                        probe=number)
+            outcomes["no reply" if outcome == "unknown" else outcome] += 1
+        self.results["probed"] += 1
+        nemesis.note(kind, "probe", x.name,
+                     f"probe {number}: {len(written)} queries written while paused, after the "
+                     f"resume: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+
+    def scheduled(self, nemesis, x, duration):
+        """A scheduled pause-active of PROBE_MIN_PAUSE_S or more, x already stopped: the probe
+        within the pause, which keeps its scheduled duration (or ends at once on stop)."""
+        number, start = self.begin("pause-active"), time.monotonic()
+        deadline = start + duration
+        written = self.probe(x, self.stack.other(x), number, time.time() - 0.001,
+                             deadline - 0.3)
+        while not self.stop_event.is_set() and time.monotonic() < deadline:
+            self.stop_event.wait(min(0.1, max(0.0, deadline - time.monotonic())))
+        Nemesis.resume(x)
+        nemesis.note("pause-active", "heal", x.name)
+        self.conclude(nemesis, "pause-active", x, number, written)
+
+    def closing(self, nemesis):
+        """After the schedule: a pause of the active server until the standby has taken over and
+        acknowledged a fill (PROBE_WAIT_S at most), then the probe; then, as a supervisor would,
+        the old leader, which steps down, is restarted as the standby."""
+        s, waited = self.stack, time.monotonic() + 60
+        while True:
+            x, y = s.active(), s.standby()
+            if x is not None and y is not None:
+                break
+            if self.stop_event.is_set():
+                return
+            if time.monotonic() > waited:
+                return nemesis.skip("pause-probe", "no active and standby servers within 60 s")
+            self.stop_event.wait(0.5)
+        os.kill(x.server.pid, signal.SIGSTOP)
+        x.paused = True
+        start = time.monotonic()
+        nemesis.count("pause-probe", x.name, "until the standby has taken over and acknowledged "
+                                             "a fill, then probed")
+        number = self.begin("pause-probe")
+        written = self.probe(x, y, number, time.time() - 0.001, start + PROBE_WAIT_S)
+        Nemesis.resume(x)
+        nemesis.note("pause-probe", "heal", x.name, f"after {time.monotonic() - start:.2f} s")
+        self.conclude(nemesis, "pause-probe", x, number, written)
+        until = time.monotonic() + 15
+        while x.server.alive() and time.monotonic() < until and y.role() == "active":
+            self.stop_event.wait(0.2)
+        if not x.server.alive():
+            Nemesis.restart(x)
+            nemesis.note("pause-probe", "restart", x.name,
+                         "stepped down; restarted as the standby")
+
+
 # ---- the nemesis ------------------------------------------------------------------------------
 
 class Nemesis(threading.Thread):
-    """Injects the schedule's faults at their moments and heals each after its duration."""
+    """Injects the schedule's faults at their moments and heals each after its duration; a
+    pause-active of PROBE_MIN_PAUSE_S or more is also a probe (Prober), and after the schedule
+    one more pause, pause-probe, is one."""
 
-    def __init__(self, stack, plan, seed, history, started, stop):
+    def __init__(self, stack, plan, seed, history, started, stop, prober=None):
         super().__init__(daemon=True, name="nemesis")
         self.stack, self.plan, self.seed, self.history = stack, plan, seed, history
         self.started, self.stop_event = started, stop
+        self.prober = prober
         self.heals = []  # (at monotonic, description, function)
+        self.probes = []  # the threads of the scheduled pauses being probed
         self.lock = threading.Lock()
         self.injected, self.skipped = {}, {}
         self.etcd_leader_kills = 0
@@ -268,6 +577,18 @@ class Nemesis(threading.Thread):
                 self.inject(kind, duration, index)
             except Exception as e:  # a fault that could not be injected is skipped, and said
                 self.skip(kind, f"could not inject: {e}")
+        # The schedule's heals and probes at their moments, then the closing probe.
+        while not self.stop_event.is_set() and (self.heals
+                                                 or any(t.is_alive() for t in self.probes)):
+            self.heal_due()
+            self.stop_event.wait(0.1)
+        for t in self.probes:
+            t.join()
+        if self.prober is not None and not self.stop_event.is_set():
+            try:
+                self.prober.closing(self)
+            except Exception as e:
+                self.skip("pause-probe", f"could not inject: {e}")
         self.heal_all()
 
     def skip(self, kind, why):
@@ -307,8 +628,15 @@ class Nemesis(threading.Thread):
                 return self.skip(kind, "no active server now")
             os.kill(x.server.pid, signal.SIGSTOP)
             x.paused = True
-            self.count(kind, x.name, f"for {duration} s")
-            self.later(duration, kind, x.name, lambda x=x: self.resume(x))
+            probed = self.prober is not None and duration >= PROBE_MIN_PAUSE_S
+            self.count(kind, x.name, f"for {duration} s" + (", probed" if probed else ""))
+            if probed:  # the probe resumes it at the pause's end
+                probe = threading.Thread(target=self.prober.scheduled, args=(self, x, duration),
+                                         daemon=True, name="probe")
+                self.probes.append(probe)
+                probe.start()
+            else:
+                self.later(duration, kind, x.name, lambda x=x: self.resume(x))
         elif kind in ("cut-db-link", "silent-db-link"):
             x = s.active()
             if x is None:
@@ -562,13 +890,23 @@ def summary(args, plan, nemesis, clients, report):
     print(f"seed {args.seed}, {args.minutes} min, {len(clients)} clients "
           f"({sum(c.ops for c in clients)} operations), output in {args.out}")
     injected = sum(nemesis.injected.values())
-    print(f"faults: {len(plan)} scheduled, {injected} injected of {len(nemesis.injected)} kinds ("
+    print(f"faults: {len(plan)} scheduled and a closing pause-probe, {injected} injected of "
+          f"{len(nemesis.injected)} kinds ("
           + ", ".join(f"{k} {v}" for k, v in sorted(nemesis.injected.items())) + ")"
           + ("; skipped (no process in that role then): "
              + ", ".join(f"{k} {v}" for k, v in sorted(nemesis.skipped.items()))
              if nemesis.skipped else "")
           + (f"; kill-etcd on the etcd leader: {nemesis.etcd_leader_kills} of "
              f"{nemesis.injected['kill-etcd']}" if nemesis.injected.get("kill-etcd") else ""))
+    p = nemesis.prober
+    if p is not None:
+        begun = sum(p.begun.values())
+        print(f"probes of a paused old leader: {begun} pauses ("
+              f"{p.begun['pause-active']} scheduled pause-active of {PROBE_MIN_PAUSE_S:g} s or "
+              f"more, {p.begun['pause-probe']} pause-probe)"
+              + (": " + ", ".join(f"{k} {v}" for k, v in sorted(p.results.items()))
+                 if p.results else "")
+              + ("" if p.ready else "; the probe's accounts could not be created"))
     print(report)
 
 
@@ -600,13 +938,16 @@ def main():
     if args.plan_only:
         for index, (at, kind, duration) in enumerate(plan):
             member = f"  etcd{etcd_target(args.seed, index)}" if kind == "kill-etcd" else ""
-            print(f"{at:8.2f} s  {kind:16} {duration:5.2f} s{member}")
+            probed = "  probed" if kind == "pause-active" and duration >= PROBE_MIN_PAUSE_S else ""
+            print(f"{at:8.2f} s  {kind:16} {duration:5.2f} s{member}{probed}")
+        print(f"{'then':>10}  {'pause-probe':16} until the standby has taken over and "
+              f"acknowledged a fill (at most {PROBE_WAIT_S:g} s), probed")
         return 0
     os.makedirs(args.out, exist_ok=True)
     history = History(os.path.join(args.out, "history.jsonl"))
     history.record({"type": "meta", "seed": args.seed, "minutes": args.minutes,
                     "clients": args.clients, "started": time.time(),
-                    "plan": [list(p) for p in plan]})
+                    "plan": [list(p) for p in plan], "probe_min_pause_s": PROBE_MIN_PAUSE_S})
     log(f"seed {args.seed}: {len(plan)} faults over {args.minutes} min (--plan-only lists them)")
     stack = Stack(args, args.out, history)
     stop_clients, stop_faults = threading.Event(), threading.Event()
@@ -616,6 +957,9 @@ def main():
         try:
             stack.up()
             accounts = create_accounts(stack, history, args.clients)
+            prober = Prober(stack, history, stop_faults)
+            if not prober.setup(stack.exchanges[0].port):
+                log("the probe's accounts could not be created: no pause is probed")
         except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
             log(f"cannot bring the stack up: {e}")
             # ha-cluster.sh's 77: Patroni or etcd cannot be installed here (a skip, not a failure)
@@ -624,10 +968,12 @@ def main():
         clients = [Client(i, accounts[i], SYMBOLS, ports, history, args.seed * 1000 + i,
                           persistent=i % 2 == 1, stop=stop_clients) for i in range(args.clients)]
         watcher = Watcher(stack, history, stop_faults)
-        nemesis = Nemesis(stack, plan, args.seed, history, time.monotonic(), stop_faults)
+        nemesis = Nemesis(stack, plan, args.seed, history, time.monotonic(), stop_faults,
+                          prober)
         for t in (*clients, watcher, nemesis):
             t.start()
-        nemesis.join(args.minutes * 60 + 5)
+        # The schedule, its last heals and probes, then the closing probe (bounded: Prober.closing)
+        nemesis.join(args.minutes * 60 + 180)
         stop_faults.set()
         nemesis.join()
         log("faults over: healing everything, then letting the clients run 10 s more")

@@ -5,10 +5,10 @@ nothing acknowledged was lost, nothing refused happened, and nothing unknown hap
 
     scripts/chaos_check.py RUN_DIR
 
-Prints a report (the seed; ops by kind and outcome; faults injected by kind; takeovers and the
-other events; then every anomaly and "anomalies: N") and exits 0 when there is no anomaly, 1
-when there is one, 2 when RUN_DIR cannot be read (a file missing, bad JSON, a record without a
-field it needs). The runner calls `check(run_dir)` and reads `Report.anomalies` (each has
+Prints a report (the seed; ops by kind and outcome; faults injected by kind; the probe's
+queries to a paused old leader by outcome, if any; takeovers and the other events; then every
+anomaly and "anomalies: N") and exits 0 when there is no anomaly, 1 when there is one, 2 when
+RUN_DIR cannot be read (a file missing, bad JSON, a record without a field it needs). The runner calls `check(run_dir)` and reads `Report.anomalies` (each has
 `.kind`, `.message`, `.ops` and `.nearby`). Python 3.11, standard library only.
 
 Input: RUN_DIR holds JSON files.
@@ -19,7 +19,10 @@ history.jsonl: one JSON object a line, in the order recorded.
    "account": "1003", "payload": "<transactions id=\\"1003\\"><!--op 17-->...</transactions>",
    "tag": "op 17", "invoke": UNIX_SECONDS, "complete": UNIX_SECONDS,
    "outcome": "ok"|"refused"|"failed"|"unknown", "reply": "<results>...</results>" or null,
-   "server": "127.0.0.1:24001"}
+   "server": "127.0.0.1:24001", "probe": 3}
+        "probe" only on a query the nemesis's probe wrote to a paused old leader (its number;
+        "invoke" is when it was written, before the resume): judged like any other query, and
+        counted in the report ("probe queries: N sent, ...")
   {"type": "fault", "t": UNIX_SECONDS, "kind": "kill-active"|..., "action": "inject"|"heal",
    "target": "...", "detail": "..."}
   {"type": "event", "t": UNIX_SECONDS, "what": "takeover"|"promotion"|..., "detail": "..."}
@@ -140,6 +143,7 @@ class Op:
     server: Any
     outcome: str = ""         # the outcome the checks use (the reply's, when they disagree)
     reply_root: ET.Element | None = None   # the parsed reply of an ok op
+    probe: Any = None         # the probe's number, for a query written to a paused old leader
 
     @property
     def end(self) -> float:
@@ -188,7 +192,8 @@ def parse_op(record: dict, where: str) -> Op:
               kind=need(record, "kind", where), account=record.get("account"),
               payload=payload, invoke=float(need(record, "invoke", where)),
               complete=None if complete is None else float(complete), recorded=recorded,
-              reply=record.get("reply"), server=record.get("server"))
+              reply=record.get("reply"), server=record.get("server"),
+              probe=record.get("probe"))
 
 
 def load_history(path: str) -> History:
@@ -777,6 +782,7 @@ class Report:
     anomalies: list[Anomaly]
     unknown_journaled: int
     unknown_not_journaled: int
+    stale_tags: set = dataclasses.field(default_factory=set)  # every query found stale
 
     @property
     def seed(self) -> Any:
@@ -812,7 +818,8 @@ def check(run_dir: str) -> Report:
         anomaly.nearby = nearby(history, anomaly.ops)
     unknown = [op for op in history.ops if op.outcome == "unknown"]
     journaled = sum(1 for op in unknown if ctx.journaled(op) > 0)
-    return Report(history, anomalies, journaled, len(unknown) - journaled)
+    return Report(history, anomalies, journaled, len(unknown) - journaled,
+                  getattr(ctx, "stale_tags", set()))
 
 
 def counts(values: Iterable[str], order: Iterable[str] = ()) -> str:
@@ -825,11 +832,26 @@ def at(history: History, t: Any) -> str:
     return "?" if t is None else f"+{float(t) - history.started:.3f}s"
 
 
+def probe_counts(report: Report, probes: list[Op]) -> str:
+    """The probe's queries to a paused old leader by what its resume answered: a fresh reply, a
+    stale one (a stale-read anomaly), a refusal, none."""
+    ok = [op for op in probes if op.outcome == "ok"]
+    stale = sum(1 for op in ok if op.tag in report.stale_tags)
+    sent = [op for op in probes if op.outcome != "failed"]
+    line = (f"probe queries: {len(sent)} sent, {len(ok) - stale} ok-fresh, {stale} ok-stale, "
+            f"{sum(1 for op in probes if op.outcome == 'refused')} refused, "
+            f"{sum(1 for op in probes if op.outcome == 'unknown')} no reply "
+            f"(of {len({op.probe for op in probes})} probes)")
+    unsent = len(probes) - len(sent)
+    return line + (f", {unsent} not sent" if unsent else "")
+
+
 def format_op(history: History, op: Op) -> str:
     outcome = op.outcome if op.outcome == op.recorded else f"{op.outcome} (recorded {op.recorded})"
+    probe = "" if op.probe is None else f", probe {op.probe} of a paused old leader"
     return (f"{op.tag}: client {op.client}, {op.kind}, account {op.account}, {outcome}, "
             f"invoke {at(history, op.invoke)}, complete {at(history, op.complete)}, "
-            f"server {op.server}")
+            f"server {op.server}{probe}")
 
 
 def format_nearby(history: History, record: dict) -> str:
@@ -861,8 +883,11 @@ def format_report(report: Report) -> str:
         f"{report.unknown_journaled}, not {report.unknown_not_journaled}",
         f"faults injected: {counts(f.get('kind') for f in h.faults if f.get('action') == 'inject')}"
         f" (heals {sum(1 for f in h.faults if f.get('action') == 'heal')})",
-        f"events: {len(h.events)}",
     ]
+    probes = [op for op in ops if op.probe is not None]
+    if probes:
+        lines.append(probe_counts(report, probes))
+    lines.append(f"events: {len(h.events)}")
     lines += [f"    {at(h, e['t'])} {e.get('what')}: {e.get('detail', '')}" for e in h.events]
     for number, anomaly in enumerate(report.anomalies, 1):
         lines += format_anomaly(h, number, anomaly)

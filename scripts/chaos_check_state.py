@@ -11,7 +11,8 @@
                   sent: the order itself, its cancel, an execution an earlier reply showed, or
                   an execution of the tables whose newer order's <opened> was acknowledged (a
                   read answered from a state older than an acknowledged write, e.g. by a server
-                  that another one has taken over from)
+                  that another one has taken over from: the nemesis's probe queries such a
+                  server, paused past its lease, as it resumes)
 
 replayed_state.json: {"accounts", "positions", "orders", "executions"}, rows as final.json's
 (orders without execution_ids). queries.json: {"replies": ["<results><status id=...>...", ...]},
@@ -232,6 +233,7 @@ def check_stale_reads(ctx: Context) -> list[Anomaly]:
             continue
         for node in reply_children(op, "status") + reply_children(op, "error"):
             found += stale_anomalies(op, node, known[as_int(node.get("id"))])
+    ctx.stale_tags = {op.tag for anomaly in found for op in anomaly.ops}   # the report's count
     return capped("stale-read", found)
 
 

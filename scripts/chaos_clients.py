@@ -17,6 +17,7 @@ invocation, its completion and its outcome:
 Every payload carries its operation's tag as an XML comment (`<!--op 17-->`), which the parser
 ignores and the journal keeps, so the checker finds each operation's journal entry.
 """
+import collections
 import json
 import random
 import re
@@ -33,12 +34,16 @@ STANDBY_TEXTS = ("is the standby", "took over this database")
 
 
 class History:
-    """history.jsonl, appended by every client thread and the nemesis; each line flushed."""
+    """history.jsonl, appended by every client thread and the nemesis; each line flushed. The
+    last RECENT operations are kept in memory too, for the nemesis's probe (recent_ops)."""
+
+    RECENT = 4096
 
     def __init__(self, path):
         self._file = open(path, "w")
         self._lock = threading.Lock()
         self._next_op = 0
+        self._recent = collections.deque(maxlen=self.RECENT)
 
     def next_op(self):
         with self._lock:
@@ -50,6 +55,13 @@ class History:
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()
+            if entry.get("type") == "op":
+                self._recent.append(entry)
+
+    def recent_ops(self):
+        """The last RECENT operations recorded, oldest first (the records themselves)."""
+        with self._lock:
+            return list(self._recent)
 
     def close(self):
         self._file.close()

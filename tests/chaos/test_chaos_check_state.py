@@ -108,6 +108,51 @@ class StateCheckTest(unittest.TestCase):
                              f'price="101.5" time="{AT}"/></status>'), invoke=1700000005.1)
         self.assertEqual(self.kinds(), [])
 
+    # The nemesis's probe (scripts/chaos.py, Prober): queries written to a paused old leader
+    # (server b) after the new leader acknowledged a fill, answered once it is resumed.
+    UNAVAILABLE = ("Service unavailable: the database cannot be reached; nothing was applied, "
+                   "retry later")
+
+    def probe(self, n, reply, outcome="ok", invoke=T0 + 3.5):
+        # Written at +3.5 s, after order 2's <opened> (op 3, complete at +3.25 s) filled 3 of
+        # order 1; answered at +3.75 s.
+        record = self.run_.op(n, "query", "1001", transactions(n, "1001", '<query id="1"/>'),
+                              outcome, reply, invoke=invoke)
+        record.update({"client": "probe", "probe": 1, "server": "127.0.0.1:24002"})
+
+    def test_probe_answered_stale_by_the_old_leader_is_a_stale_read(self):
+        self.probe(10, results('<status id="1"><open shares="5"/></status>'))
+        self.assertEqual(self.kinds(), ["stale-read"])
+        self.assertIn("probe 1 of a paused old leader", str(self.report))
+        self.assertIn("probe queries: 1 sent, 0 ok-fresh, 1 ok-stale, 0 refused, 0 no reply "
+                      "(of 1 probes)", str(self.report))
+
+    def test_probe_denied_the_new_order_is_a_stale_read(self):
+        self.probe(10, results('<error id="2">No such order for this account</error>'))
+        self.run_.ops[-1]["payload"] = transactions(10, "1002", '<query id="2"/>')
+        self.run_.ops[-1]["account"] = "1002"
+        self.assertEqual(self.kinds(), ["stale-read"])
+        self.assertIn("does not exist", self.report.anomalies[0].message)
+
+    def test_probe_refused_by_the_old_leader_is_no_anomaly(self):
+        self.probe(10, results(f"<error>{self.UNAVAILABLE}</error>"), outcome="refused")
+        self.assertEqual(self.kinds(), [])
+        self.assertIn("probe queries: 1 sent, 0 ok-fresh, 0 ok-stale, 1 refused, 0 no reply",
+                      str(self.report))
+
+    def test_probe_answered_fresh_and_unanswered_are_counted(self):
+        self.probe(10, results(f'<status id="1"><open shares="2"/><executed shares="3" '
+                               f'price="101.5" time="{AT}"/></status>'))
+        self.probe(11, None, outcome="unknown")
+        self.probe(12, None, outcome="failed")
+        self.assertEqual(self.kinds(), [])
+        self.assertIn("probe queries: 2 sent, 1 ok-fresh, 0 ok-stale, 0 refused, 1 no reply "
+                      "(of 1 probes), 1 not sent", str(self.report))
+
+    def test_no_probe_no_probe_line(self):
+        self.assertEqual(self.kinds(), [])
+        self.assertNotIn("probe queries", str(self.report))
+
 
 if __name__ == "__main__":
     unittest.main()
