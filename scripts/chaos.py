@@ -454,9 +454,9 @@ class Prober:
             return "the probe has no accounts"
         if y is None:
             return "no other server"
-        while y.role() != "active":
+        while (role := y.role()) != "active":
             if time.monotonic() >= ready_by or self.stop_event.is_set():
-                return "no takeover in time"
+                return f"no takeover in time: the other server was {role}"
             self.stop_event.wait(0.1)
         buy = self.fill(y, number, ready_by)
         if isinstance(buy, str):
@@ -538,9 +538,12 @@ class Prober:
         while x.server.alive() and time.monotonic() < until and y.role() == "active":
             self.stop_event.wait(0.2)
         if not x.server.alive():
-            Nemesis.restart(x)
-            nemesis.note("pause-probe", "restart", x.name,
-                         "stepped down; restarted as the standby")
+            try:
+                Nemesis.restart(x)
+                nemesis.note("pause-probe", "restart", x.name,
+                             "stepped down; restarted as the standby")
+            except OSError as e:  # the watcher tries again
+                nemesis.note("pause-probe", "restart-failed", x.name, str(e))
 
 
 # ---- the nemesis ------------------------------------------------------------------------------
@@ -702,9 +705,17 @@ class Watcher(threading.Thread):
                 continue
             since = self.down_since.setdefault(x.name, time.monotonic())
             if time.monotonic() - since >= self.SUPERVISE_AFTER_S:
+                status = x.server.proc.returncode
+                try:
+                    Nemesis.restart(x)
+                except OSError as e:  # e.g. the binary being replaced by a rebuild: again later
+                    self.event("restart-failed", f"exchange {x.name} could not be restarted "
+                                                 f"({e}); trying again in "
+                                                 f"{self.SUPERVISE_AFTER_S:g} s")
+                    self.down_since[x.name] = time.monotonic()
+                    continue
                 self.event("restart", f"exchange {x.name} exited "
-                           f"(status {x.server.proc.returncode}); restarted as the standby")
-                Nemesis.restart(x)
+                           f"(status {status}); restarted as the standby")
                 self.down_since.pop(x.name, None)
 
     def run(self):
