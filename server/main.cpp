@@ -11,8 +11,12 @@
 #include "cli/server_settings.hpp"
 #include "cli/standby_follower.hpp"
 #include "cli/trading_service.hpp"
+#include "lifecycle/shutdown.hpp"
 
 int main(int argc, char** argv) {
+  // Before anything else: a SIGHUP while the settings are read must wait for the reload, not end
+  // the process (lifecycle/shutdown.hpp).
+  app::Shutdown::block_signals();
   cli::ServerSettings settings;
   if (auto status = cli::parse_server_settings(argc, argv, settings)) return *status;
   return cli::serve(

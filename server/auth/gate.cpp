@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "auth/address_group.hpp"
 #include "util/log.hpp"
 
 namespace auth {
@@ -41,6 +42,8 @@ const char* refusal_label(Refusal why) {
       return "unknown_certificate";
     case Refusal::UnknownPrincipal:
       return "unknown_principal";
+    case Refusal::SessionEnded:
+      return "session_ended";
     case Refusal::AccountNotPermitted:
       return "account_not_permitted";
     case Refusal::TradeNotPermitted:
@@ -53,9 +56,17 @@ const char* refusal_label(Refusal why) {
   return "unknown";
 }
 
+namespace {
+std::shared_ptr<const Principals> numbered(Principals table, const Principals* previous,
+                                           std::uint64_t& counter) {
+  table.number(previous, counter);
+  return std::make_shared<const Principals>(std::move(table));
+}
+}  // namespace
+
 Gate::Gate(Options options)
     : options_(std::move(options)),
-      table_(std::make_shared<const Principals>(Principals::load(options_.principals_path))),
+      table_(numbered(Principals::load(options_.principals_path), nullptr, generations_)),
       throttle_(options_.throttle) {}
 
 std::shared_ptr<const Principals> Gate::principals() const {
@@ -66,7 +77,7 @@ std::shared_ptr<const Principals> Gate::principals() const {
 bool Gate::reload() {
   std::shared_ptr<const Principals> fresh;
   try {
-    fresh = std::make_shared<const Principals>(Principals::load(options_.principals_path));
+    fresh = numbered(Principals::load(options_.principals_path), principals().get(), generations_);
   } catch (const PrincipalsError& e) {
     EXCHANGE_LOG(error) << "SIGHUP: refused the principals file: " << e.what()
                         << "; the last good one stays in force";
@@ -83,14 +94,16 @@ bool Gate::reload() {
   return true;
 }
 
-std::optional<Refusal> Gate::logon(const Peer& peer, std::string_view name, std::string_view key) {
+std::optional<Refusal> Gate::logon(const Peer& peer, std::string_view name, std::string_view key,
+                                   std::uint64_t* generation) {
   const auto now = LogonThrottle::Clock::now();
   const auto refuse = [&](Refusal why, std::string_view detail) {
     refused(why, peer.address, name, detail);
     return std::optional<Refusal>(why);
   };
   if (!peer.tls && !peer.loopback) return refuse(Refusal::KeyNeedsTls, {});
-  if (throttle_.locked_out(peer.ip, now)) return refuse(Refusal::LockedOut, {});
+  const std::string group = address_group(peer.ip);
+  if (throttle_.locked_out(group, name, now)) return refuse(Refusal::LockedOut, {});
 
   // The same work for an unknown name, a name without a key and a wrong key.
   const KeyHash hash = sha256(key);
@@ -99,16 +112,26 @@ std::optional<Refusal> Gate::logon(const Peer& peer, std::string_view name, std:
   const bool has_key = principal != nullptr && principal->key_hash.has_value();
   const bool matches = same_hash(hash, has_key ? *principal->key_hash : kNoHash);
   if (!has_key || !matches) {
-    throttle_.failed(peer.ip, now);
+    throttle_.failed(group, name, now);
     return refuse(Refusal::BadKey, principal == nullptr ? "no such principal"
                                    : !has_key           ? "no key on file"
                                                         : "wrong key");
   }
-  throttle_.succeeded(peer.ip);
+  throttle_.succeeded(group, name);
+  if (generation) *generation = principal->generation;
   return std::nullopt;
 }
 
-bool Gate::knows(std::string_view name) const { return principals()->find(name) != nullptr; }
+std::optional<std::uint64_t> Gate::generation_of(std::string_view name) const {
+  const std::shared_ptr<const Principals> table = principals();
+  const Principal* principal = table->find(name);
+  if (!principal) return std::nullopt;
+  return principal->generation;
+}
+
+bool Gate::current(std::string_view name, std::uint64_t generation) const {
+  return generation_of(name) == generation;
+}
 
 std::uint64_t LogBudget::take() {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -28,6 +28,7 @@ enum class Refusal : std::uint8_t {
   NotAuthenticated,     // a request before any logon, without a certificate
   UnknownCertificate,   // a verified certificate whose name is no principal
   UnknownPrincipal,     // a request by a principal no longer in the file (after a reload)
+  SessionEnded,         // a request on a session whose principal's key changed or was removed
   AccountNotPermitted,  // <transactions> for an account the principal does not hold
   TradeNotPermitted,    // <transactions> by a principal without the trade role
   CreateNotPermitted,   // <create> by a principal without the admin role
@@ -41,7 +42,7 @@ const char* refusal_label(Refusal why);
 // Who is on the other end of a connection.
 struct Peer {
   std::string address;  // "ip:port", for log lines
-  std::string ip;       // the throttle's key
+  std::string ip;       // the throttle counts its address group (auth/address_group.hpp)
   bool loopback = false;
   bool tls = false;
 };
@@ -78,12 +79,18 @@ class Gate {
   // refused whole with a log line naming the file and line and the last good one stays.
   bool reload();
 
-  // A key logon: the name's principal when the key is right, else the refusal (counted and
-  // logged). Refuses without looking at the key when the peer is locked out, and over
-  // plaintext unless the peer is on loopback.
-  std::optional<Refusal> logon(const Peer& peer, std::string_view name, std::string_view key);
-  // Whether a verified certificate's name is a principal now.
-  bool knows(std::string_view name) const;
+  // A key logon: nullopt when the key is right (and `generation`, if given, set to the entry's
+  // generation: Principal::generation), else the refusal (counted and logged). Refuses without
+  // looking at the key when the peer is locked out, and over plaintext unless the peer is on
+  // loopback.
+  std::optional<Refusal> logon(const Peer& peer, std::string_view name, std::string_view key,
+                               std::uint64_t* generation = nullptr);
+  // The generation of a verified certificate's name if it is a principal now.
+  std::optional<std::uint64_t> generation_of(std::string_view name) const;
+  bool knows(std::string_view name) const { return generation_of(name).has_value(); }
+  // Whether a session that logged on as `name` at `generation` may go on: the entry is still
+  // there with the same key.
+  bool current(std::string_view name, std::uint64_t generation) const;
   // Counts and logs a refusal decided elsewhere (the session, the request handler).
   void refused(Refusal why, const std::string& peer, std::string_view principal,
                std::string_view detail = {});
@@ -94,6 +101,9 @@ class Gate {
  private:
   const Options options_;
   mutable std::mutex mutex_;  // guards table_ (the swap and the copy of the pointer)
+  // The last generation given (reloads run on one thread); before table_, which the
+  // constructor numbers with it.
+  std::uint64_t generations_ = 0;
   std::shared_ptr<const Principals> table_;
   LogonThrottle throttle_;
   std::array<std::atomic<std::uint64_t>, kRefusalCount> refusals_{};

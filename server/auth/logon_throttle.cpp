@@ -2,37 +2,52 @@
 
 #include <algorithm>
 #include <iterator>
-#include <vector>
+
+#include "auth/principals.hpp"
 
 namespace auth {
 
-bool LogonThrottle::locked_out(const std::string& address, Clock::time_point now) {
+std::string LogonThrottle::pair_key(const std::string& group, std::string_view name) {
+  std::string key = group;
+  key += '\0';
+  key += name;
+  return key;
+}
+
+bool LogonThrottle::locks(const Record& r, unsigned limit, Clock::time_point now) const {
+  return limit > 0 && r.failures >= limit && now - r.last < options_.lockout;
+}
+
+bool LogonThrottle::locked_out(const std::string& group, std::string_view name,
+                               Clock::time_point now) {
   if (options_.max_failures == 0) return false;
   std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = records_.find(address);
-  if (it == records_.end()) return false;
-  const Record& r = it->second;
-  return r.failures >= options_.max_failures && now - r.last < options_.lockout;
-}
-
-void LogonThrottle::failed(const std::string& address, Clock::time_point now) {
-  // Nothing to lock out, or no room to remember anyone: nothing to count.
-  if (options_.max_failures == 0 || options_.max_tracked == 0) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = records_.find(address);
-  if (it == records_.end()) {
-    if (records_.size() >= options_.max_tracked) make_room(now);
-    it = records_.emplace(address, Record{}).first;
-  } else if (now - it->second.last >= options_.lockout) {
-    it->second.failures = 0;  // the last failure is past the lockout: count afresh
+  const auto by_group = records_.find(group);
+  if (by_group == records_.end()) {
+    // Not tracked: covered by the overflow record while the table is full of live records.
+    if (locks(overflow_, options_.max_group_failures, now)) return true;
+  } else if (locks(by_group->second, options_.max_group_failures, now)) {
+    return true;
   }
-  ++it->second.failures;
-  it->second.last = now;
+  // A name no principal can have is counted by its group only.
+  if (name.size() > Principals::kMaxNameLength) return false;
+  const auto by_name = records_.find(pair_key(group, name));
+  return by_name != records_.end() && locks(by_name->second, options_.max_failures, now);
 }
 
-void LogonThrottle::succeeded(const std::string& address) {
+void LogonThrottle::failed(const std::string& group, std::string_view name, Clock::time_point now) {
+  if (options_.max_failures == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  records_.erase(address);
+  bool counted = count(group, now);
+  if (name.size() <= Principals::kMaxNameLength)
+    counted = count(pair_key(group, name), now) && counted;
+  if (!counted) add_failure(overflow_, now, options_.lockout);
+}
+
+void LogonThrottle::succeeded(const std::string& group, std::string_view name) {
+  if (name.size() > Principals::kMaxNameLength) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  records_.erase(pair_key(group, name));
 }
 
 std::size_t LogonThrottle::tracked() const {
@@ -40,23 +55,38 @@ std::size_t LogonThrottle::tracked() const {
   return records_.size();
 }
 
-// Called with the mutex held when the table is full. When every record is recent (many
-// addresses failing at once), it forgets the oldest eighth rather than one, so the scan is
-// paid once per max_tracked / 8 new addresses, not on each.
+void LogonThrottle::add_failure(Record& r, Clock::time_point now,
+                                std::chrono::milliseconds lockout) {
+  if (r.failures > 0 && now - r.last >= lockout) r.failures = 0;  // past the lockout: afresh
+  ++r.failures;
+  r.last = now;
+}
+
+bool LogonThrottle::count(const std::string& key, Clock::time_point now) {
+  auto it = records_.find(key);
+  if (it == records_.end()) {
+    if (records_.size() >= options_.max_tracked) make_room(now);
+    if (records_.size() >= options_.max_tracked) return false;
+    it = records_.emplace(key, Record{}).first;
+  }
+  add_failure(it->second, now, options_.lockout);
+  return true;
+}
+
 void LogonThrottle::make_room(Clock::time_point now) {
+  if (now < next_scan_) return;
+  Clock::time_point oldest = now;
   for (auto it = records_.begin(); it != records_.end();) {
-    it = now - it->second.last >= options_.lockout ? records_.erase(it) : std::next(it);
+    if (now - it->second.last >= options_.lockout) {
+      it = records_.erase(it);
+    } else {
+      oldest = std::min(oldest, it->second.last);
+      ++it;
+    }
   }
-  if (records_.size() < options_.max_tracked) return;
-  std::vector<Clock::time_point> lasts;
-  lasts.reserve(records_.size());
-  for (const auto& [address, record] : records_) lasts.push_back(record.last);
-  const std::size_t drop = std::max<std::size_t>(1, records_.size() / 8);
-  std::nth_element(lasts.begin(), lasts.begin() + (drop - 1), lasts.end());
-  const Clock::time_point cutoff = lasts[drop - 1];  // the drop-th oldest failure
-  for (auto it = records_.begin(); it != records_.end();) {
-    it = it->second.last <= cutoff ? records_.erase(it) : std::next(it);
-  }
+  // Full of live records: none can be forgotten before the oldest one's lockout is over.
+  next_scan_ =
+      records_.size() >= options_.max_tracked ? oldest + options_.lockout : Clock::time_point{};
 }
 
 }  // namespace auth

@@ -205,6 +205,16 @@ Principals Principals::parse(std::string_view text, const std::string& source) {
 
 Principals Principals::load(const std::string& path) { return parse(read_file(path), path); }
 
+void Principals::number(const Principals* previous, std::uint64_t& counter) {
+  for (auto& [name, principal] : by_name_) {
+    const Principal* before = previous ? previous->find(name) : nullptr;
+    const bool same_key = before &&
+                          before->key_hash.has_value() == principal.key_hash.has_value() &&
+                          (!principal.key_hash || *before->key_hash == *principal.key_hash);
+    principal.generation = same_key ? before->generation : ++counter;
+  }
+}
+
 const Principal* Principals::find(std::string_view name) const {
   const auto it = by_name_.find(std::string(name));
   return it == by_name_.end() ? nullptr : &it->second;

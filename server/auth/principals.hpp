@@ -10,6 +10,7 @@
 // (exact strings) comma-separated. A Principals is immutable once parsed: a reload builds a new
 // one (auth/gate.hpp swaps them).
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -34,6 +35,10 @@ struct Principal {
   bool all_accounts = false;
   std::unordered_set<std::string> accounts;
   std::optional<KeyHash> key_hash;  // none: logs on with a certificate only
+  // Which life of this name's entry (Principals::number): the same while the name stays in the
+  // file with the same key, a new one when its key changes or it comes back after a removal.
+  // A session carries the generation it logged on with and ends when it is no longer current.
+  std::uint64_t generation = 0;
 
   // Whether it may trade for `account` (its role aside).
   bool holds(std::string_view account) const;
@@ -49,6 +54,10 @@ class Principals {
   static Principals parse(std::string_view text, const std::string& source);
   // Reads and parses `path`; PrincipalsError also when it cannot be read.
   static Principals load(const std::string& path);
+
+  // Numbers each entry's generation: kept from `previous` (the table in force, or null) for a
+  // name whose key is the same there, otherwise the next of `counter`, which only grows.
+  void number(const Principals* previous, std::uint64_t& counter);
 
   // Null when no principal has that name.
   const Principal* find(std::string_view name) const;

@@ -33,14 +33,26 @@ void declare_security_settings(util::Settings& s, SecurityFlags& flags) {
           "act for every account); without it such a start is refused");
   s.add("logon-max-failures", group, &flags.throttle.max_failures)
       .help(
-          "failed key logons from one address before its logons are refused for "
-          "--logon-lockout-ms; 0: never");
+          "failed key logons of one name from one address group (loopback is one group, IPv6 "
+          "counts by /64) before that name's logons from there are refused for "
+          "--logon-lockout-ms; 0: no throttle at all");
+  s.add("logon-max-group-failures", group, &flags.throttle.max_group_failures)
+      .help(
+          "failed key logons of any names from one address group before every key logon from "
+          "it is refused for --logon-lockout-ms (a success forgets only its own name's "
+          "failures); 0: no limit per group");
   s.add("logon-lockout-ms", group, &flags.throttle.lockout)
       .at_least(1)
       .unit("ms")
       .help(
-          "how long an address that failed --logon-max-failures logons is refused, counted "
-          "from its last failure");
+          "how long a name or group over its failure limit is refused, counted from its last "
+          "failure; failures further apart never add up");
+  s.add("logon-max-tracked", group, &flags.throttle.max_tracked)
+      .at_least(1)
+      .help(
+          "names and address groups the throttle remembers; when all are within their lockout, "
+          "failures from the others count together and lock all of them out at the group "
+          "limit");
 }
 
 bool is_loopback_bind(const std::string& bind) {

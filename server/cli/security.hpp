@@ -17,7 +17,7 @@ struct SecurityFlags {
   net::TlsFiles tls;
   std::string principals;
   bool allow_unauthenticated = false;
-  auth::LogonThrottle::Options throttle;  // --logon-max-failures, --logon-lockout-ms
+  auth::LogonThrottle::Options throttle;  // --logon-max-failures, --logon-lockout-ms, ...
 };
 
 // What the flags built: null members are off.

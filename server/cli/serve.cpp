@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cli/role.hpp"
+#include "cli/security.hpp"
 #include "concurrency/model.hpp"
 #include "leadership/writer_lock.hpp"
 #include "net/listener.hpp"
@@ -114,6 +115,11 @@ std::unique_ptr<net::AdminHttpServer> start_admin(const AdminOptions& admin, app
       admin.limits);
   EXCHANGE_LOG(info) << "admin HTTP on " << admin.bind << ":" << server->port()
                      << " (/metrics, /healthz)";
+  if (!is_loopback_bind(admin.bind))
+    EXCHANGE_LOG(warn) << "the admin port listens on " << admin.bind
+                       << ", beyond this machine: /metrics and /healthz need no authentication, "
+                          "so anyone who reaches it can read them (keep --admin-bind on loopback "
+                          "or behind a firewall)";
   return server;
 }
 

@@ -163,6 +163,9 @@ cli::ServeOptions serve_options(const Config& cfg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else: a SIGHUP while the settings are read must wait for the reload, not end
+  // the process (lifecycle/shutdown.hpp).
+  app::Shutdown::block_signals();
   util::set_log_program("exchange-floor");
   Config cfg;
   int exit_code = 0;

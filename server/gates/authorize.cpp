@@ -19,6 +19,8 @@ std::optional<Refused> authorize(const auth::Principals& table, const auth::Call
   if (!principal)
     return refused(auth::Refusal::UnknownPrincipal, market::Reason::UnknownPrincipal,
                    caller.principal);
+  if (principal->generation != caller.generation)
+    return refused(auth::Refusal::SessionEnded, market::Reason::SessionEnded, caller.principal);
   if (cmd.kind == protocol::Command::Kind::Create) {
     if (!principal->admin)
       return refused(auth::Refusal::CreateNotPermitted, market::Reason::NotPermittedCreate,

@@ -8,12 +8,24 @@
 
 namespace app {
 
+namespace {
+sigset_t taken_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+}  // namespace
+
+void Shutdown::block_signals() {
+  const sigset_t set = taken_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 Shutdown::Shutdown(std::chrono::milliseconds grace, std::chrono::milliseconds hard_margin)
-    : grace_(grace), hard_margin_(hard_margin) {
-  sigemptyset(&signals_);
-  sigaddset(&signals_, SIGINT);
-  sigaddset(&signals_, SIGTERM);
-  sigaddset(&signals_, SIGHUP);
+    : grace_(grace), hard_margin_(hard_margin), signals_(taken_signals()) {
   pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
   thread_ = std::thread([this] { run(); });
 }
@@ -34,6 +46,11 @@ void Shutdown::set_actions(std::function<void()> on_signal, std::function<void()
   on_grace_over_ = std::move(on_grace_over);
   on_reload_ = std::move(on_reload);
   if (signalled_ && on_signal_) on_signal_();
+  if (reload_pending_ && on_reload_ && !signalled_) {
+    EXCHANGE_LOG(info) << "SIGHUP came while starting: reloading before serving";
+    reload_pending_ = false;
+    on_reload_();
+  }
 }
 
 void Shutdown::finished() {
@@ -45,14 +62,20 @@ void Shutdown::finished() {
   wake_.notify_all();
 }
 
+bool Shutdown::reload_pending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return reload_pending_;
+}
+
 void Shutdown::step_down() { stepped_down_ = true; }
 
 void Shutdown::reload() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (on_reload_)
-    on_reload_();
-  else
-    EXCHANGE_LOG(info) << "SIGHUP: not serving yet, nothing reloaded";
+  if (on_reload_) return on_reload_();
+  if (finished_) return;  // serving is over: nothing left to reload for
+  reload_pending_ = true;
+  EXCHANGE_LOG(info) << "SIGHUP: not serving yet; the reload runs before the first connection "
+                        "is served";
 }
 
 void Shutdown::run() {

@@ -82,6 +82,7 @@ enum class Reason : std::uint8_t {
   NotPermittedTrade,    // name: the principal (it lacks the trade role)
   NotPermittedCreate,   // name: the principal (it lacks the admin role)
   UnknownPrincipal,     // name: the principal, no longer in the principals file
+  SessionEnded,         // name: the principal, whose key changed or who was removed since the logon
 
   RefusedByLiveRun,  // a replay: the live run refused it (its reply is never sent)
 };

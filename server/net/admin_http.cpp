@@ -6,6 +6,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "net/listener.hpp"
 #include "util/log.hpp"
 
 namespace net {
@@ -110,7 +111,7 @@ AdminHttpServer::AdminHttpServer(const std::string& bind_address, std::uint16_t 
   if (limits.max_connections < 1 || limits.timeout.count() < 1)
     throw std::runtime_error("the admin port needs at least 1 connection and 1 ms");
   beast::error_code ec;
-  auto address = asio::ip::make_address(bind_address, ec);
+  auto address = asio::ip::make_address(numeric_bind(bind_address), ec);
   if (ec) throw std::runtime_error("invalid --admin-bind address '" + bind_address + "'");
   tcp::endpoint endpoint(address, port);
   acceptor_.open(endpoint.protocol(), ec);

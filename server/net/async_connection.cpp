@@ -1,5 +1,7 @@
 #include "net/async_connection.hpp"
 
+#include <cstring>
+
 #include "net/blocking_stream.hpp"
 #include "net/peer.hpp"
 #include "net/tls_context.hpp"
@@ -111,7 +113,8 @@ void AsyncConnection::pump() {
         // Keeps the event loop running while the reply is being produced elsewhere.
         auto work = std::make_shared<asio::executor_work_guard<asio::any_io_executor>>(
             timer_.get_executor());
-        dispatch_(std::move(action.data), auth::Caller{session_.principal(), peer_},
+        dispatch_(std::move(action.data),
+                  auth::Caller{session_.principal(), peer_, session_.generation()},
                   [self = shared_from_this(), work](std::string xml) {
                     // Back onto the connection's event loop, whichever thread made the reply.
                     asio::post(self->timer_.get_executor(), [self, xml = std::move(xml)]() mutable {
@@ -146,6 +149,7 @@ void AsyncConnection::read() {
     self->guarded("read", [&] {
       if (!ec) {
         self->session_.received(self->buf_, n);
+        if (self->session_.took_logon()) std::memset(self->buf_, 0, sizeof self->buf_);  // a key
       } else if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
         self->session_.peer_closed();  // TLS: close_notify, or a TCP close without one
       } else {

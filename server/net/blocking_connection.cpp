@@ -1,5 +1,7 @@
 #include "net/blocking_connection.hpp"
 
+#include <cstring>
+
 #include "net/blocking_stream.hpp"
 #include "net/peer.hpp"
 #include "net/session.hpp"
@@ -36,6 +38,7 @@ bool run_actions(Session& session, BlockingStream& stream, auth::Caller& caller,
         break;
       case Session::Action::Kind::Dispatch:
         caller.principal = session.principal();
+        caller.generation = session.generation();
         session.replied(handle(action.data, caller));
         break;
       case Session::Action::Kind::StartDeadline:
@@ -81,6 +84,7 @@ void serve_blocking(int fd, const ConnectionLimits& limits, const HandleFn& hand
     switch (stream.read(buf, sizeof buf, n)) {
       case BlockingStream::Read::Data:
         session.received(buf, n);
+        if (session.took_logon()) std::memset(buf, 0, sizeof buf);  // it held a key
         break;
       case BlockingStream::Read::Eof:
         session.peer_closed();

@@ -1,5 +1,7 @@
 #include "net/framing.hpp"
 
+#include <algorithm>
+
 #include "protocol/render.hpp"
 
 namespace net {
@@ -41,6 +43,14 @@ void FrameReader::feed(const char* data, std::size_t size) {
   } else if (pos_ > 0) {
     buf_.erase(0, pos_);
     pos_ = 0;
+  }
+  if (opening_ == Opening::LogonOrHello && buf_.size() + size > buf_.capacity()) {
+    // A logon line may be arriving: growing must not leave a copy of its key in freed memory.
+    std::string grown;
+    grown.reserve(std::max(buf_.size() + size, 2 * buf_.capacity()));
+    grown.assign(buf_);
+    std::fill(buf_.begin(), buf_.end(), '\0');
+    buf_.swap(grown);
   }
   buf_.append(data, size);
 }
@@ -91,6 +101,11 @@ FrameReader::Event FrameReader::next(std::string& out) {
     if (opening_ == Opening::Hello) {
       // The session checks the rest (the version, NAME and KEY) and answers the logon.
       out.assign(line.substr(kLogonWord.size()));
+      // The line holds a key: wiped here, so no copy stays in the buffer (the session wipes
+      // `out`, the driver its read buffer).
+      const auto start = static_cast<std::size_t>(line.data() - buf_.data());
+      std::fill(buf_.begin() + static_cast<std::ptrdiff_t>(start),
+                buf_.begin() + static_cast<std::ptrdiff_t>(pos_), '\0');
       if (pos_ == buf_.size()) clear_buffer();
       return Event::Logon;
     }

@@ -77,6 +77,8 @@ class FrameReader {
   std::size_t buffered() const { return buf_.size(); }
   // Bytes fed but not yet framed.
   std::size_t unframed() const { return buf_.size() - pos_; }
+  // Every byte held now, framed or not (for tests: a logon's key is never among them).
+  std::string_view held() const { return buf_; }
   // Forgets everything buffered (the connection is being closed) and frees its memory.
   void discard();
 

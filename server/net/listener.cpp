@@ -18,11 +18,15 @@
 
 namespace net {
 
+std::string numeric_bind(const std::string& bind_address) {
+  return bind_address == "localhost" ? "127.0.0.1" : bind_address;
+}
+
 Listener::Listener(const std::string& bind_address, std::uint16_t port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
-  if (inet_pton(AF_INET, bind_address.c_str(), &addr.sin_addr) != 1)
+  if (inet_pton(AF_INET, numeric_bind(bind_address).c_str(), &addr.sin_addr) != 1)
     throw std::runtime_error("invalid --bind address '" + bind_address + "' (need IPv4)");
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));

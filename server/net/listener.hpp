@@ -11,6 +11,10 @@
 
 namespace net {
 
+// The address to bind for a --bind or --admin-bind value: "localhost" is 127.0.0.1 (IPv4, as
+// the listener is); anything else as written.
+std::string numeric_bind(const std::string& bind_address);
+
 class Listener {
  public:
   // Binds and listens; throws std::runtime_error with the reason (e.g. port in use).

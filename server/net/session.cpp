@@ -14,8 +14,12 @@ Session::~Session() {
 
 void Session::started(std::string certificate_name) {
   certificate_name_ = std::move(certificate_name);
-  if (limits_.auth && !certificate_name_.empty() && limits_.auth->knows(certificate_name_))
-    principal_ = certificate_name_;
+  if (limits_.auth && !certificate_name_.empty()) {
+    if (auto generation = limits_.auth->generation_of(certificate_name_)) {
+      principal_ = certificate_name_;
+      generation_ = *generation;
+    }
+  }
   settle();
 }
 
@@ -37,7 +41,7 @@ void Session::logon(const std::string& rest) {
     refused = session_errors::kLogonMalformed;
   } else {
     const std::string name(words.substr(0, space));
-    const auto why = limits_.auth->logon(peer_, name, words.substr(space + 1));
+    const auto why = limits_.auth->logon(peer_, name, words.substr(space + 1), &generation_);
     if (!why) {
       principal_ = name;
       queue_send(std::string(wire::kLogonAccept) + '\n');
@@ -58,6 +62,15 @@ void Session::refuse_unauthenticated() {
       certificate_name_);
   queue_error(unlisted ? session_errors::kUnknownCertificate : session_errors::kNotAuthenticated);
   finish();
+}
+
+bool Session::session_ended() {
+  if (!limits_.auth || principal_.empty() || limits_.auth->current(principal_, generation_))
+    return false;
+  limits_.auth->refused(auth::Refusal::SessionEnded, peer_.address, principal_);
+  queue_error(session_errors::kSessionEnded);
+  finish();
+  return true;
 }
 
 void Session::received(const char* data, std::size_t size) {
@@ -167,6 +180,7 @@ void Session::advance() {
         }
         return;
       case FrameReader::Event::Logon:
+        took_logon_ = true;
         logon(out);
         // Nothing keeps the key: this copy is wiped; the reader drops its buffer as it goes on.
         std::fill(out.begin(), out.end(), '\0');
@@ -182,6 +196,7 @@ void Session::advance() {
         return;
       case FrameReader::Event::Request:
         if (limits_.auth && principal_.empty()) return refuse_unauthenticated();
+        if (session_ended()) return;
         if (limits_.budget && out.size() > limits_.small_request_bytes) {
           // Taken only if the request and the largest reply it may get fit in the budget
           // (a small one always is: its reply is small). Never dispatched otherwise: nothing

@@ -35,8 +35,10 @@
 //     certificate of a listed name, no logon) gets one error and the connection closes, with
 //     nothing dispatched. What a principal may do is the handler's to decide, per request.
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <string>
+#include <utility>
 
 #include "net/framing.hpp"
 
@@ -81,9 +83,14 @@ class Session {
   bool wants_read() const;
   bool closed() const { return closed_; }
   bool request_in_flight() const { return busy_; }
+  // Whether a logon line was taken since the last call: the driver then wipes its read buffer,
+  // which held the key.
+  bool took_logon() { return std::exchange(took_logon_, false); }
   const auth::Peer& peer() const { return peer_; }
-  // Who the connection acts for (empty: nobody yet, or authentication is off).
+  // Who the connection acts for (empty: nobody yet, or authentication is off), and the
+  // generation of its entry at the logon (auth::Principal::generation).
   const std::string& principal() const { return principal_; }
+  std::uint64_t generation() const { return generation_; }
   // Bytes charged to the budget now (0 without one, and once closed).
   std::size_t charged() const { return charged_; }
 
@@ -104,6 +111,9 @@ class Session {
   void logon(const std::string& rest);
   // A request without a principal while authentication is on: one error, then close.
   void refuse_unauthenticated();
+  // Whether the principal's entry changed (a new key, a removal) since the logon: if so, one
+  // error, then close.
+  bool session_ended();
   // Closes once everything queued is written; frames nothing more, so drops the input held.
   void finish();
   void close_now();
@@ -126,6 +136,7 @@ class Session {
   ConnectionLimits limits_;
   auth::Peer peer_;
   std::string principal_;
+  std::uint64_t generation_ = 0;
   std::string certificate_name_;  // verified, whether or not it names a principal
   FrameReader reader_;
   std::deque<Action> actions_;
@@ -134,6 +145,7 @@ class Session {
   bool sending_ = false;       // a Send is with the driver
   bool busy_ = false;          // a Dispatch is with the handler
   bool persistent_ = false;    // the session hello was accepted
+  bool took_logon_ = false;    // a logon line was taken (took_logon())
   bool served_ = false;        // a request was dispatched (one-shot connections take one)
   bool peer_eof_ = false;      // the peer sent EOF
   bool stopping_ = false;      // shutdown() was called
@@ -160,6 +172,9 @@ inline constexpr const char* kBuffersFull =
 inline constexpr const char* kNotAuthenticated =
     "Not authenticated: log on first (EXCHANGE-LOGON 1 NAME KEY) or present a client "
     "certificate";
+inline constexpr const char* kSessionEnded =
+    "Not authenticated: the principal's key changed or it was removed from the principals file "
+    "since this session logged on; log on again";
 inline constexpr const char* kUnknownCertificate =
     "Not authenticated: the client certificate's name is not a principal of this exchange";
 // After wire::kLogonRefused and a space.

@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -82,8 +83,11 @@ std::string certificate_name(SSL* ssl) {
   if (length < 0) return {};
   std::string name(reinterpret_cast<char*>(utf8), static_cast<std::size_t>(length));
   OPENSSL_free(utf8);
-  // A CN with a NUL inside could pass for a shorter name: it names no one.
-  return name.find('\0') == std::string::npos ? name : std::string();
+  // A CN with a NUL inside could pass for a shorter name: it names no one, but it is still a
+  // verified certificate (refused as unknown, not as no certificate). '?' is in no principal's
+  // name (auth/principals.hpp).
+  std::replace(name.begin(), name.end(), '\0', '?');
+  return name;
 }
 
 }  // namespace net

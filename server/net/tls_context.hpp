@@ -28,7 +28,7 @@ class TlsContext {
 };
 
 // The subject CN of the client certificate that `ssl` verified; empty when it presented none or
-// it did not verify.
+// it did not verify. A NUL in the CN becomes '?', which no principal's name holds.
 std::string certificate_name(SSL* ssl);
 
 }  // namespace net

@@ -163,7 +163,7 @@ const std::vector<p::Row<Metrics::Scrape>> Metrics::kRows = {
     {"exchange_auth_refusals_total", "counter",
      "Connections and requests refused by authentication (--principals), by reason: bad_key, "
      "locked_out, key_needs_tls, not_authenticated, unknown_certificate (logons and "
-     "connections); unknown_principal, account_not_permitted, trade_not_permitted, "
+     "connections); unknown_principal, session_ended, account_not_permitted, trade_not_permitted, "
      "create_not_permitted (requests, refused whole before anything is journaled).",
      [](const Scrape& s) {
        p::SeriesList out;

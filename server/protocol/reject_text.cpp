@@ -136,6 +136,9 @@ std::string reject_text(const market::Reject& r) {
              "' does not have";
     case Reason::UnknownPrincipal:
       return "Not permitted: principal '" + r.name + "' is not in the principals file";
+    case Reason::SessionEnded:
+      return "Not authenticated: principal '" + r.name +
+             "' changed in the principals file since this session logged on; log on again";
     case Reason::RefusedByLiveRun:
       return "refused by the live run";
   }

@@ -83,27 +83,58 @@ TEST_CASE("a key over plaintext only from loopback; over TLS from anywhere", "[u
   CHECK(count(gate, Refusal::BadKey) == 0);
 }
 
-TEST_CASE("an address locks out after its failures, even with the right key", "[unit][auth]") {
+TEST_CASE("a name locks out after its failures from a group, even with the right key",
+          "[unit][auth]") {
   const TempFile file("auth_gate_lockout");
-  file.write(line("desk", "k"));
+  file.write(line("desk", "k") + line("other", "o"));
   Gate gate(options(file, 2));
   CHECK(gate.logon(remote_tls(), "desk", "bad 1") == Refusal::BadKey);
-  CHECK(gate.logon(remote_tls(), "nobody", "bad 2") == Refusal::BadKey);
+  CHECK(gate.logon(remote_tls(), "desk", "bad 2") == Refusal::BadKey);
   CHECK(gate.logon(remote_tls(), "desk", "k") == Refusal::LockedOut);
-  // Another address is not locked out.
+  // Another name from the same address, and the same name from another address, are not.
+  CHECK(gate.logon(remote_tls(), "other", "o") == std::nullopt);
   CHECK(gate.logon(remote_tls("192.0.2.9"), "desk", "k") == std::nullopt);
   CHECK(count(gate, Refusal::BadKey) == 2);
   CHECK(count(gate, Refusal::LockedOut) == 1);
 }
 
-TEST_CASE("a success forgets the address's failures", "[unit][auth]") {
+TEST_CASE("every loopback address is one group; a group locks for every name", "[unit][auth]") {
+  const TempFile file("auth_gate_group");
+  file.write(line("desk", "k") + line("ops", "secret"));
+  Gate::Options o = options(file, 5);
+  o.throttle.max_group_failures = 8;
+  Gate gate(o);
+  // 4 guesses at ops from each of 127.0.1.1, 127.0.1.2, ...: on 6f484b8, 80 guesses and no
+  // lockout from 20 addresses; now the fifth guess of the loopback group is the last.
+  int refused_unlooked = 0;
+  for (int i = 1; i <= 20; ++i) {
+    const std::string ip = "127.0.1." + std::to_string(i);
+    for (int g = 0; g < 4; ++g)
+      if (gate.logon(Peer{ip + ":1", ip, true, false}, "ops", "guess") == Refusal::LockedOut)
+        ++refused_unlooked;
+  }
+  CHECK(count(gate, Refusal::BadKey) == 5);
+  CHECK(refused_unlooked == 75);
+  // Every name from loopback is refused once the group has 8 failures.
+  for (int g = 0; g < 3; ++g) CHECK(gate.logon(loopback(), "name" + std::to_string(g), "x"));
+  CHECK(gate.logon(loopback(), "desk", "k") == Refusal::LockedOut);
+  CHECK(gate.logon(remote_tls(), "desk", "k") == std::nullopt);
+}
+
+TEST_CASE("a success forgets its own name's failures, not another's", "[unit][auth]") {
   const TempFile file("auth_gate_forgive");
-  file.write(line("desk", "k"));
+  file.write(line("desk", "k") + line("ops", "secret"));
   Gate gate(options(file, 2));
   CHECK(gate.logon(remote_tls(), "desk", "bad") == Refusal::BadKey);
   CHECK(gate.logon(remote_tls(), "desk", "k") == std::nullopt);
   CHECK(gate.logon(remote_tls(), "desk", "bad") == Refusal::BadKey);
   CHECK(gate.logon(remote_tls(), "desk", "k") == std::nullopt);
+  // Guesses at ops, each followed by a logon of one's own: ops still locks.
+  CHECK(gate.logon(remote_tls(), "ops", "guess 1") == Refusal::BadKey);
+  CHECK(gate.logon(remote_tls(), "desk", "k") == std::nullopt);
+  CHECK(gate.logon(remote_tls(), "ops", "guess 2") == Refusal::BadKey);
+  CHECK(gate.logon(remote_tls(), "desk", "k") == std::nullopt);
+  CHECK(gate.logon(remote_tls(), "ops", "secret") == Refusal::LockedOut);
 }
 
 TEST_CASE("a bad file at start throws, naming the file and line", "[unit][auth]") {

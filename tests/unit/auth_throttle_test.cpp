@@ -1,10 +1,12 @@
-// LogonThrottle (auth/logon_throttle.hpp): an address locks after max_failures failures, unlocks
-// a lockout after its last failure, is forgiven by a success; the table stays bounded.
+// LogonThrottle (auth/logon_throttle.hpp) and address_group (auth/address_group.hpp): failures
+// counted per (group, name) and per group; a success forgets only its own pair; loopback one
+// group, IPv6 by /64; a bounded table whose live records no flood can evict.
 #include <chrono>
 #include <string>
 
 #include <catch2/catch.hpp>
 
+#include "auth/address_group.hpp"
 #include "auth/logon_throttle.hpp"
 
 using auth::LogonThrottle;
@@ -16,9 +18,11 @@ const LogonThrottle::Clock::time_point t0 = LogonThrottle::Clock::now();
 
 LogonThrottle::Clock::time_point at(int ms) { return t0 + milliseconds(ms); }
 
-LogonThrottle::Options options(unsigned max_failures, int lockout_ms, std::size_t max_tracked) {
+LogonThrottle::Options options(unsigned max_failures, int lockout_ms, std::size_t max_tracked,
+                               unsigned max_group_failures = 1000) {
   LogonThrottle::Options o;
   o.max_failures = max_failures;
+  o.max_group_failures = max_group_failures;
   o.lockout = milliseconds(lockout_ms);
   o.max_tracked = max_tracked;
   return o;
@@ -26,81 +30,151 @@ LogonThrottle::Options options(unsigned max_failures, int lockout_ms, std::size_
 
 }  // namespace
 
-TEST_CASE("an address locks after max_failures failures, others do not", "[unit][auth]") {
+TEST_CASE("address groups: loopback is one, IPv6 by /64, IPv4 by address", "[unit][auth]") {
+  CHECK(auth::address_group("127.0.0.1") == "loopback");
+  CHECK(auth::address_group("127.0.1.20") == "loopback");
+  CHECK(auth::address_group("127.255.255.254") == "loopback");
+  CHECK(auth::address_group("::1") == "loopback");
+  CHECK(auth::address_group("::ffff:127.0.0.9") == "loopback");
+  CHECK(auth::address_group("::ffff:192.0.2.7") == "192.0.2.7");
+  CHECK(auth::address_group("192.0.2.7") == "192.0.2.7");
+  CHECK(auth::address_group("192.0.2.8") != auth::address_group("192.0.2.7"));
+  CHECK(auth::address_group("2001:db8:1:2::5") == "2001:db8:1:2::/64");
+  CHECK(auth::address_group("2001:db8:1:2:ffff:1:2:3") == "2001:db8:1:2::/64");
+  CHECK(auth::address_group("2001:db8:1:3::5") == "2001:db8:1:3::/64");
+  CHECK(auth::address_group("(peer gone)") == "(peer gone)");
+}
+
+TEST_CASE("a name locks after max_failures failures from its group; others do not",
+          "[unit][auth]") {
   LogonThrottle throttle(options(3, 1000, 100));
-  CHECK_FALSE(throttle.locked_out("10.0.0.1", at(0)));
-  throttle.failed("10.0.0.1", at(0));
-  throttle.failed("10.0.0.1", at(10));
-  CHECK_FALSE(throttle.locked_out("10.0.0.1", at(20)));
-  throttle.failed("10.0.0.1", at(20));
-  CHECK(throttle.locked_out("10.0.0.1", at(30)));
-  CHECK_FALSE(throttle.locked_out("10.0.0.2", at(30)));
+  CHECK_FALSE(throttle.locked_out("10.0.0.1", "ops", at(0)));
+  throttle.failed("10.0.0.1", "ops", at(0));
+  throttle.failed("10.0.0.1", "ops", at(10));
+  CHECK_FALSE(throttle.locked_out("10.0.0.1", "ops", at(20)));
+  throttle.failed("10.0.0.1", "ops", at(20));
+  CHECK(throttle.locked_out("10.0.0.1", "ops", at(30)));
+  CHECK_FALSE(throttle.locked_out("10.0.0.1", "desk-a", at(30)));
+  CHECK_FALSE(throttle.locked_out("10.0.0.2", "ops", at(30)));
+}
+
+TEST_CASE("a group locks for every name after max_group_failures", "[unit][auth]") {
+  LogonThrottle throttle(options(5, 1000, 100, 4));
+  for (int i = 0; i < 3; ++i) throttle.failed("loopback", "name" + std::to_string(i), at(i));
+  CHECK_FALSE(throttle.locked_out("loopback", "desk-a", at(5)));
+  throttle.failed("loopback", "name3", at(5));
+  CHECK(throttle.locked_out("loopback", "desk-a", at(6)));
+  CHECK_FALSE(throttle.locked_out("10.0.0.1", "desk-a", at(6)));
+  CHECK_FALSE(throttle.locked_out("loopback", "desk-a", at(1005)));
+}
+
+// The attack on 6f484b8: holding one good key, 4 wrong guesses for ops then one good logon of
+// one's own, ten times, gave 40 guesses and no lockout.
+TEST_CASE("a success of one's own does not forgive guesses at another name", "[unit][auth]") {
+  LogonThrottle throttle(options(5, 60000, 100, 1000));
+  int guesses = 0;
+  for (int round = 0; round < 10; ++round) {
+    for (int g = 0; g < 4; ++g) {
+      if (throttle.locked_out("loopback", "ops", at(guesses))) break;
+      throttle.failed("loopback", "ops", at(guesses));
+      ++guesses;
+    }
+    throttle.succeeded("loopback", "mallory");
+  }
+  CHECK(guesses == 5);
+  CHECK(throttle.locked_out("loopback", "ops", at(100)));
+}
+
+TEST_CASE("a success forgets its own pair's failures, not its group's", "[unit][auth]") {
+  LogonThrottle throttle(options(2, 1000, 100, 3));
+  throttle.failed("g", "a", at(0));
+  throttle.succeeded("g", "a");
+  throttle.failed("g", "a", at(10));
+  CHECK_FALSE(throttle.locked_out("g", "a", at(10)));  // one pair failure since the success
+  throttle.failed("g", "a", at(20));
+  CHECK(throttle.locked_out("g", "a", at(20)));  // the group's third failure as well
+  throttle.succeeded("g", "a");
+  CHECK(throttle.locked_out("g", "b", at(30)));  // the group's count stays
 }
 
 TEST_CASE("a lockout ends lockout after the last failure", "[unit][auth]") {
   LogonThrottle throttle(options(2, 1000, 100));
-  throttle.failed("a", at(0));
-  throttle.failed("a", at(500));
-  CHECK(throttle.locked_out("a", at(1499)));
-  CHECK_FALSE(throttle.locked_out("a", at(1500)));
+  throttle.failed("a", "n", at(0));
+  throttle.failed("a", "n", at(500));
+  CHECK(throttle.locked_out("a", "n", at(1499)));
+  CHECK_FALSE(throttle.locked_out("a", "n", at(1500)));
   // The count restarts: one more failure is not yet a lockout, a second is.
-  throttle.failed("a", at(1600));
-  CHECK_FALSE(throttle.locked_out("a", at(1600)));
-  throttle.failed("a", at(1700));
-  CHECK(throttle.locked_out("a", at(1700)));
+  throttle.failed("a", "n", at(1600));
+  CHECK_FALSE(throttle.locked_out("a", "n", at(1600)));
+  throttle.failed("a", "n", at(1700));
+  CHECK(throttle.locked_out("a", "n", at(1700)));
 }
 
 TEST_CASE("failures further apart than the lockout never add up", "[unit][auth]") {
-  LogonThrottle throttle(options(2, 100, 100));
+  LogonThrottle throttle(options(2, 100, 100, 2));
   for (int i = 0; i < 10; ++i) {
-    throttle.failed("a", at(i * 200));
-    CHECK_FALSE(throttle.locked_out("a", at(i * 200)));
+    throttle.failed("a", "n", at(i * 200));
+    CHECK_FALSE(throttle.locked_out("a", "n", at(i * 200)));
   }
-}
-
-TEST_CASE("a success forgets the address's failures", "[unit][auth]") {
-  LogonThrottle throttle(options(2, 1000, 100));
-  throttle.failed("a", at(0));
-  throttle.succeeded("a");
-  CHECK(throttle.tracked() == 0);
-  throttle.failed("a", at(10));
-  CHECK_FALSE(throttle.locked_out("a", at(10)));
-  throttle.failed("a", at(20));
-  CHECK(throttle.locked_out("a", at(20)));
-  // Even a locked-out address: the gate never asks, but the record goes.
-  throttle.succeeded("a");
-  CHECK_FALSE(throttle.locked_out("a", at(30)));
 }
 
 TEST_CASE("max_failures 0 never locks out", "[unit][auth]") {
-  LogonThrottle throttle(options(0, 1000, 100));
-  for (int i = 0; i < 100; ++i) throttle.failed("a", at(i));
-  CHECK_FALSE(throttle.locked_out("a", at(100)));
+  LogonThrottle throttle(options(0, 1000, 100, 1));
+  for (int i = 0; i < 100; ++i) throttle.failed("a", "n", at(i));
+  CHECK_FALSE(throttle.locked_out("a", "n", at(100)));
+  CHECK(throttle.tracked() == 0);
 }
 
-TEST_CASE("at most max_tracked addresses are remembered", "[unit][auth]") {
-  LogonThrottle throttle(options(2, 1000, 16));
+TEST_CASE("a name longer than any principal's is counted by its group only", "[unit][auth]") {
+  LogonThrottle throttle(options(2, 1000, 100, 3));
+  const std::string long_name(200, 'x');
+  throttle.failed("g", long_name, at(0));
+  throttle.failed("g", long_name, at(1));
+  CHECK(throttle.tracked() == 1);
+  CHECK_FALSE(throttle.locked_out("g", long_name, at(2)));
+  throttle.failed("g", long_name, at(2));
+  CHECK(throttle.locked_out("g", long_name, at(3)));
+}
+
+TEST_CASE("the table stays bounded and a flood never evicts a live record", "[unit][auth]") {
+  LogonThrottle throttle(options(3, 1000, 16, 1000));
+  for (int i = 0; i < 3; ++i) throttle.failed("attacker", "ops", at(i));
+  REQUIRE(throttle.locked_out("attacker", "ops", at(3)));
+  // Flooding from new groups: the table never grows past its bound ...
   for (int i = 0; i < 200; ++i) {
-    throttle.failed("10.0.0." + std::to_string(i), at(i));
+    throttle.failed("10.0.0." + std::to_string(i), "ops", at(10 + i));
     REQUIRE(throttle.tracked() <= 16);
   }
-  CHECK(throttle.tracked() > 0);
-  // The newest is kept (the oldest went first) and still counts toward its lockout.
-  throttle.failed("10.0.0.199", at(200));
-  CHECK(throttle.locked_out("10.0.0.199", at(201)));
+  // ... and the attacker's record stays (on 6f484b8 the oldest went first).
+  CHECK(throttle.locked_out("attacker", "ops", at(300)));
+  // What found no room counted together: the untracked are locked at the group limit (1000 is
+  // not reached here) but not yet.
+  CHECK_FALSE(throttle.locked_out("10.0.0.199", "ops", at(300)));
 }
 
-TEST_CASE("making room forgets expired records before recent ones", "[unit][auth]") {
-  LogonThrottle throttle(options(2, 1000, 4));
-  // "old" locks at 0 and its lockout ends at 1001; three recent ones fill the table.
-  throttle.failed("old", at(0));
-  throttle.failed("old", at(1));
-  throttle.failed("b", at(1500));
-  throttle.failed("b", at(1501));
-  throttle.failed("c", at(1600));
-  throttle.failed("d", at(1700));
+TEST_CASE("failures that find the table full lock out the untracked together", "[unit][auth]") {
+  LogonThrottle throttle(options(100, 1000, 4, 5));
+  for (int i = 0; i < 2; ++i) throttle.failed("g" + std::to_string(i), "n", at(i));
+  REQUIRE(throttle.tracked() == 4);  // two groups, two pairs
+  for (int i = 0; i < 5; ++i) throttle.failed("new" + std::to_string(i), "n", at(10 + i));
   CHECK(throttle.tracked() == 4);
-  throttle.failed("e", at(1800));  // full: "old" is expired and goes, nobody else
+  CHECK(throttle.locked_out("someone-else", "n", at(20)));
+  CHECK_FALSE(throttle.locked_out("g0", "n", at(20)));  // a tracked group has its own count
+  // Once the records' lockout is over they make room again, and the overflow's ends too.
+  throttle.failed("later", "n", at(2000));
+  CHECK(throttle.tracked() == 2);
+  CHECK_FALSE(throttle.locked_out("someone-else", "n", at(2000)));
+}
+
+TEST_CASE("making room forgets expired records, never live ones", "[unit][auth]") {
+  LogonThrottle throttle(options(2, 1000, 4, 1000));
+  // "old" locks at 0 and its lockout ends at 1001; "b" fills the table.
+  throttle.failed("old", "n", at(0));
+  throttle.failed("old", "n", at(1));
+  throttle.failed("b", "n", at(1500));
+  throttle.failed("b", "n", at(1501));
   CHECK(throttle.tracked() == 4);
-  CHECK(throttle.locked_out("b", at(1800)));
+  throttle.failed("e", "n", at(1800));  // full: the expired "old" records go, nobody else
+  CHECK(throttle.tracked() == 4);
+  CHECK(throttle.locked_out("b", "n", at(1800)));
 }

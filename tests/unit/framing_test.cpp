@@ -371,3 +371,27 @@ TEST_CASE("framing_error_reply is a <results><error> document", "[framing][reply
   REQUIRE(doc2.load_string(net::framing_error_reply(msg).c_str()));
   CHECK(std::string(doc2.document_element().child("error").child_value()) == msg);
 }
+
+// Issue 47: on 6f484b8 the reader kept the logon line, key included, in its buffer while more
+// bytes followed it (only the session's own copy was wiped).
+TEST_CASE("a logon line's key is wiped from the buffer once taken", "[framing][auth]") {
+  const std::string key = "0123456789abcdef-the-key";
+  for (bool bytewise : {false, true}) {
+    CAPTURE(bytewise);
+    FrameReader r(1000);
+    const std::string bytes = "EXCHANGE-LOGON 1 bot-7 " + key + "\nEXCHANGE-SESSION 1\n5\nhel";
+    if (bytewise) {
+      for (char c : bytes) r.feed(&c, 1);
+    } else {
+      r.feed(bytes.data(), bytes.size());
+    }
+    std::string out;
+    REQUIRE(r.next(out) == FrameReader::Event::Logon);
+    CHECK(out == " 1 bot-7 " + key);
+    CHECK(std::string(r.held()).find(key) == std::string::npos);
+    CHECK(std::string(r.held()).find("-the-") == std::string::npos);
+    REQUIRE(r.next(out) == FrameReader::Event::SessionHello);
+    CHECK(r.next(out) == FrameReader::Event::NeedMore);  // the request's rest is still held
+    CHECK(r.held().size() > 0);
+  }
+}

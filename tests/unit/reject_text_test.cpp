@@ -148,6 +148,11 @@ std::vector<Case> every_reason() {
   Reject gone(Reason::UnknownPrincipal);
   gone.name = "bot-7";
   add(gone, "Not permitted: principal 'bot-7' is not in the principals file");
+  Reject ended(Reason::SessionEnded);
+  ended.name = "bot-7";
+  add(ended,
+      "Not authenticated: principal 'bot-7' changed in the principals file since this session "
+      "logged on; log on again");
   add(Reject(Reason::RefusedByLiveRun), "refused by the live run");
   return cases;
 }

@@ -218,3 +218,76 @@ TEST_CASE("the logon line only comes first; auth off refuses one", "[session][au
   REQUIRE(open.requests.size() == 1);
   CHECK(open.requests[0].principal.empty());
 }
+
+// Issue 47: on 6f484b8 a session logged on with a replaced key went on, and a name removed and
+// added again revived the sessions it had before.
+TEST_CASE("a changed key or a removal ends a session at its next request, never revived",
+          "[session][auth]") {
+  Principals p;
+  const auto rewrite = [&](const std::string& text) {
+    std::ofstream(p.path) << text;
+    REQUIRE(p.gate->reload());
+  };
+  const std::string bot = "bot-7 trade 1003 " + auth::to_hex(auth::sha256("secret")) + "\n";
+  const std::string desk = "desk-a trade 1001 -\n";
+  const auto ended = [&](Driver& d) {
+    d.feed(frame("<b/>"));
+    CHECK(d.requests.size() == 1);
+    CHECK(d.written.find(net::session_errors::kSessionEnded) != std::string::npos);
+    CHECK(d.closed);
+  };
+  const auto logged_on = [&] {
+    auto d = std::make_unique<Driver>(p.gate, loopback());
+    d->feed("EXCHANGE-LOGON 1 bot-7 secret\nEXCHANGE-SESSION 1\n" + frame("<a/>"));
+    REQUIRE(d->requests.size() == 1);
+    d->reply("<r1/>");
+    return d;
+  };
+
+  SECTION("a new key") {
+    auto d = logged_on();
+    rewrite("bot-7 trade 1003 " + auth::to_hex(auth::sha256("rotated")) + "\n" + desk);
+    ended(*d);
+    CHECK(p.gate->refusals()[static_cast<int>(auth::Refusal::SessionEnded)] == 1);
+  }
+  SECTION("removed, then added again with the same key") {
+    auto d = logged_on();
+    rewrite(desk);
+    rewrite(bot + desk);
+    ended(*d);
+  }
+  SECTION("roles and accounts changed: the session goes on, the handler checks each request") {
+    auto d = logged_on();
+    rewrite("bot-7 trade,admin 1003,1004 " + auth::to_hex(auth::sha256("secret")) + "\n" + desk);
+    d->feed(frame("<b/>"));
+    CHECK(d->requests.size() == 2);
+    CHECK_FALSE(d->closed);
+  }
+  SECTION("the same file read again changes nothing") {
+    auto d = logged_on();
+    rewrite(bot + desk);
+    d->feed(frame("<b/>"));
+    CHECK(d->requests.size() == 2);
+  }
+  SECTION("a certificate's name removed and added again") {
+    Driver d(p.gate, remote(true), "desk-a");
+    d.feed("EXCHANGE-SESSION 1\n" + frame("<a/>"));
+    REQUIRE(d.requests.size() == 1);
+    d.reply("<r1/>");
+    rewrite(bot);
+    rewrite(bot + desk);
+    ended(d);
+  }
+}
+
+TEST_CASE("the generation a session logged on with goes with its requests", "[session][auth]") {
+  Principals p;
+  Driver d(p.gate, loopback());
+  d.feed("EXCHANGE-LOGON 1 bot-7 secret\n");
+  const auto generation = p.gate->generation_of("bot-7");
+  REQUIRE(generation.has_value());
+  CHECK(d.session.generation() == *generation);
+  CHECK(p.gate->current("bot-7", *generation));
+  CHECK_FALSE(p.gate->current("bot-7", *generation + 1));
+  CHECK(p.gate->generation_of("desk-a") != generation);
+}
