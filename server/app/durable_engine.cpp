@@ -115,7 +115,10 @@ void DurableEngine::reply_when_durable(store::Ticket ticket, std::string prepare
   batcher_.when_durable(ticket, [this, prepared = std::move(prepared), pending, journaled,
                                  applied_at](store::CommitResult outcome) mutable {
     if (journaled) metrics_.commit_waited(Clock::now() - applied_at);
-    const Outcome ended = outcome_of(outcome);
+    Outcome ended = outcome_of(outcome);
+    // Nothing of its own was to be written: it was not applied, the database was away.
+    if (!journaled && ended != Outcome::Durable && ended != Outcome::Fenced)
+      ended = Outcome::Unavailable;
     pending.end(ended, ended == Outcome::Durable ? std::move(prepared) : std::string());
   });
 }
@@ -140,19 +143,19 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
   // Checked again under the lock, where it is exact.
   if (fenced_) return pending.end(Outcome::Fenced);
   if (!available_) return pending.end(Outcome::Unavailable);
-  // A lease run out: a standby may be taking over, and even a read could show state it has
-  // moved past. (A write could not be acknowledged wrongly: its append checks the writer epoch
-  // in its own statement, so it commits before the new leader's bump or not at all.)
-  if (options_.lease_valid && !options_.lease_valid()) return pending.end(Outcome::Unavailable);
+  // A lease run out: a standby may be taking over. Refused early here; what proves a read
+  // fresh is the check after it (lease_lost_since_read). (A write could not be acknowledged
+  // wrongly: its append checks the writer epoch in its own statement, so it commits before the
+  // new leader's bump or not at all.)
+  if (lease_lost()) return pending.end(Outcome::Unavailable);
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);
     if (fenced_) return pending.end(Outcome::Fenced);
     if (!available_) return pending.end(Outcome::Unavailable);
-    // Again: the wait for the lock may have outlasted the lease.
-    if (options_.lease_valid && !options_.lease_valid()) return pending.end(Outcome::Unavailable);
     market::Effects none;
     applied = apply(cmd, engine_, now, none, admission);
-    ticket = batcher_.visible_ticket();
+    if (lease_lost()) return pending.end(Outcome::Unavailable);
+    ticket = read_ticket();
   } else {
     std::unique_lock<boost::shared_mutex> lock(engine_lock_);
     if (fenced_) return pending.end(Outcome::Fenced);
@@ -162,8 +165,10 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
       const market::OrderId first_order_id = engine_.next_order_id();
       applied = apply(cmd, engine_, now, fx, admission);
       if (fx.empty()) {
-        // Changed nothing: a replay needs no journal entry for it.
-        ticket = batcher_.visible_ticket();
+        // Changed nothing: a replay needs no journal entry for it. But its answer (a refusal
+        // for the balance, an unknown order) was read from the state: proven like a read's.
+        if (lease_lost()) return pending.end(Outcome::Unavailable);
+        ticket = read_ticket();
       } else {
         // A forgotten order is read from the SQL tables: only once the projection has it.
         closed_.note(fx, batcher_.next_seq());

@@ -77,6 +77,9 @@ struct DurableEngineOptions {
   // does not, every request is answered "unavailable" at once, reads included: a standby may
   // be taking over. Empty: always. Called for every request: must be cheap.
   std::function<bool()> lease_valid;
+  // --reads-on-lease: a read is answered once the lease is found valid after it, without a
+  // proof commit (store::Batcher::proof_ticket). Off: every read waits for one.
+  bool reads_on_lease = false;
 };
 
 struct Followed;
@@ -157,6 +160,19 @@ class DurableEngine {
   void complete_from_archive(const std::string& account, Applied&& applied, Admission&& admission,
                              store::Ticket ticket, bool journaled, const Prepare& prepare,
                              const Pending& pending);
+  // Whether the writer lease has run out. Checked again after a request's state is read and
+  // before an answer that no journal commit proves is given: a read that finds the lease still
+  // valid then saw everything any server acknowledged before it arrived, since a new leader
+  // acknowledges nothing until this lease has expired (a pause between the read and the check
+  // is caught by the check; DURABILITY.md, "Reads").
+  bool lease_lost() const { return options_.lease_valid && !options_.lease_valid(); }
+  // Under the engine lock, for a request answered from the state without a journal entry of
+  // its own: the ticket its reply waits for. A commit that starts after it (proving that no
+  // other server had taken over by then) unless --reads-on-lease; then the last one covering
+  // what it saw.
+  store::Ticket read_ticket() {
+    return options_.reads_on_lease ? batcher_.visible_ticket() : batcher_.proof_ticket();
+  }
   // Ends `pending` with `prepared` once `ticket` is durable (or the outcome if it failed).
   // `journaled`: the request's own entry is in that batch (its wait is measured).
   void reply_when_durable(store::Ticket ticket, std::string prepared, const Pending& pending,

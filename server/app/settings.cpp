@@ -84,6 +84,12 @@ void declare_settings(util::Settings& s, DurableEngineOptions& o) {
           std::to_string(store::OrderArchive::kWaitingPerConnection) +
           " requests per connection wait for them, and further ones get 'Server busy' for those "
           "queries");
+  s.add("reads-on-lease", kDurability, &o.reads_on_lease)
+      .help(
+          "answer queries (and requests that change nothing) from memory once the writer lease "
+          "is found valid after reading, without waiting for a commit that started after them: "
+          "faster, but a server whose lock session PostgreSQL ended unseen may answer stale "
+          "for up to --lease-ms (docs/DURABILITY.md, \"Reads\")");
   // Not in --help: tests hold the projection back to exercise the journal replay.
   s.add("projector-delay-ms", kDurability, &o.projector_delay).hidden();
 }

@@ -34,7 +34,8 @@ void BatchWriter::fence(const std::string& why) {
 }
 
 void BatchWriter::write(const std::vector<JournalEntry>& entries, std::uint64_t sequence) {
-  // The last entry carries the mark (a written batch always has entries: Batcher::run).
+  // The last entry carries the mark. A batch with no entry is a read's proof (Batcher): the
+  // statement only checks the writer epoch, FOR SHARE, and commits.
   const CommitMark mark{writer_id_, static_cast<std::int64_t>(sequence),
                         entries.empty() ? 0 : entries.back().seq};
   {
@@ -67,6 +68,7 @@ void BatchWriter::write(const std::vector<JournalEntry>& entries, std::uint64_t 
     // Not even connected: nothing was sent, so nothing can have committed.
     if (!connected) throw;
     ++broken_commits_;
+    if (entries.empty()) throw;  // a proof: nothing to look for, it simply proved nothing
     if (!committed_after_all(mark, backend_, e.what())) throw;
     EXCHANGE_LOG(warn) << "batch " << sequence << ": the connection broke (" << e.what()
                        << ") but the commit went through";

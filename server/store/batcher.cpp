@@ -58,6 +58,13 @@ Ticket Batcher::visible_ticket() {
   return failed(open_ticket_ - 1, outcome) ? committed_through_ : open_ticket_ - 1;
 }
 
+Ticket Batcher::proof_ticket() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_proves_ = true;
+  if (writer_idle_) wake_.notify_one();
+  return open_ticket_;
+}
+
 void Batcher::poison_open_batch() {
   std::lock_guard<std::mutex> lock(mutex_);
   open_poisoned_ = true;
@@ -146,7 +153,7 @@ std::string Batcher::describe(const Stats& stats) {
   out << stats.requests << " journaled requests in " << stats.batches << " commits (mean "
       << (stats.batches ? stats.requests / double(stats.batches) : 0.0) << " requests and "
       << (stats.batches ? stats.write_microseconds / 1000.0 / stats.batches : 0.0)
-      << " ms per commit)";
+      << " ms per commit), " << stats.proofs << " of them read proofs alone";
   return out.str();
 }
 
@@ -170,9 +177,10 @@ std::chrono::milliseconds Batcher::commit_stalled_for() const {
 bool Batcher::seal(JournalBatch next, std::size_t last_size, Sealed& out) {
   std::unique_lock<std::mutex> lock(mutex_);
   writer_idle_ = true;
-  wake_.wait(lock, [this] { return stopping_ || !open_.empty(); });
+  wake_.wait(lock, [this] { return stopping_ || !open_.empty() || open_proves_; });
   writer_idle_ = false;
-  if (open_.empty()) return false;  // stopping, nothing left to write
+  if (open_.empty() && !open_proves_) return false;  // stopping, nothing left to write
+  open_proves_ = false;
   if (!stopping_ && !open_poisoned_ && !fenced_)
     if (const std::size_t to = gather_.fill_to(open_.requests, last_size)) let_fill(lock, to);
   out.batch = std::move(open_);
@@ -206,10 +214,27 @@ CommitResult Batcher::write(JournalBatch& batch, Ticket ticket) {
   }
 }
 
+void Batcher::fail_proof(Ticket ticket, CommitResult outcome) {
+  std::vector<std::pair<Ticket, Done>> done;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Proofs failing one after another (a database away, reads still coming) make one range.
+    FailedRange* last = failed_ranges_.empty() ? nullptr : &failed_ranges_.back();
+    if (last && last->last + 1 == ticket && last->first_outcome == outcome &&
+        last->rest() == outcome)
+      last->last = ticket;
+    else
+      failed_ranges_.push_back({ticket, ticket, outcome});
+    ++stats_.failures;
+    done = take_waiters_through(ticket);
+  }
+  for (auto& [t, d] : done) d(outcome);
+}
+
 void Batcher::finish(JournalBatch batch, Ticket ticket,
                      std::chrono::steady_clock::time_point started) {
   const std::size_t requests = batch.requests;
-  if (committed_) {
+  if (committed_ && !batch.entries.empty()) {
     const std::int64_t through_seq = batch.entries.back().seq;
     DeferredEffects effects = std::move(batch.effects);
     // The payloads are durable now: freed before handing on, which may wait for the projector.
@@ -221,6 +246,7 @@ void Batcher::finish(JournalBatch batch, Ticket ticket,
     std::lock_guard<std::mutex> lock(mutex_);
     committed_through_ = ticket;
     ++stats_.batches;
+    if (requests == 0) ++stats_.proofs;
     stats_.requests += requests;
     stats_.write_microseconds += std::chrono::duration_cast<std::chrono::microseconds>(
                                      std::chrono::steady_clock::now() - started)
@@ -251,6 +277,11 @@ void Batcher::run() {
     if (outcome == CommitResult::Committed) outcome = write(sealed.batch, sealed.ticket);
     if (outcome != CommitResult::Committed) {
       cycle_started_ns_.store(0, std::memory_order_relaxed);  // the reload reports itself
+      // A proof changed nothing: short of a fence, nothing to rebuild.
+      if (sealed.batch.empty() && outcome != CommitResult::Fenced) {
+        fail_proof(sealed.ticket, outcome);
+        continue;
+      }
       recover_(*this, sealed.ticket, outcome);
       continue;
     }

@@ -11,6 +11,12 @@
 // failed batch's state) fail together, and the engine is rebuilt from the database before any
 // other request runs: memory and database never disagree.
 //
+// A read proves its answer fresh with a commit that starts after it (proof_ticket(), as Raft's
+// ReadIndex does): the open batch is written even with no entry, and since every write checks
+// the writer epoch in its own transaction, its commit shows that no other server had taken
+// over by then. A proof that fails (nothing written, the database away) fails its waiters
+// only: it changed nothing, so nothing is rebuilt.
+//
 // A write that finds another writer in charge (Fenced) is final: that batch and every later
 // one fail as CommitResult::Fenced without being written, and `recover` is told so (it must not
 // rebuild anything from a database that is no longer this process's to write).
@@ -104,6 +110,9 @@ class Batcher {
   void set_next_seq(std::int64_t seq);
   // Under the engine lock (shared is enough): the ticket covering every effect visible now.
   Ticket visible_ticket();
+  // Under the engine lock (shared is enough): the ticket of a commit that covers every effect
+  // visible now and starts after this call: the open batch, written even if nothing else joins.
+  Ticket proof_ticket();
   // Under the engine lock: the open batch must not be written (the engine hit an internal
   // error while applying a request); it fails and the engine is rebuilt.
   void poison_open_batch();
@@ -128,10 +137,12 @@ class Batcher {
 
   struct Stats {
     std::uint64_t batches = 0, requests = 0, failures = 0;
+    std::uint64_t proofs = 0;  // of the batches, those with no entry (a read's proof alone)
     std::uint64_t write_microseconds = 0;  // time spent in committed writes
   };
   Stats stats() const;
-  // "N journaled requests in M commits (mean R requests and T ms per commit)", for the log.
+  // "N journaled requests in M commits (mean R requests and T ms per commit), P of them read
+  // proofs alone", for the log.
   static std::string describe(const Stats& stats);
 
  private:
@@ -146,6 +157,8 @@ class Batcher {
   bool seal(JournalBatch next, std::size_t last_size, Sealed& out);
   // Writes a sealed batch meant to commit; what became of it.
   CommitResult write(JournalBatch& batch, Ticket ticket);
+  // A proof (a batch with no entry) that failed short of a fence: its waiters get `outcome`.
+  void fail_proof(Ticket ticket, CommitResult outcome);
   // Hands a committed batch's effects on, counts it and releases its waiters.
   void finish(JournalBatch batch, Ticket ticket, std::chrono::steady_clock::time_point started);
   // Lets the open batch fill under load (CommitGather), with mutex_ held by `lock`.
@@ -162,6 +175,7 @@ class Batcher {
   std::condition_variable wake_;
   JournalBatch open_;
   bool open_poisoned_ = false;
+  bool open_proves_ = false;  // a read waits on the open batch: it is written even if empty
   Ticket open_ticket_ = 1;
   Ticket committed_through_ = 0;
   struct FailedRange {

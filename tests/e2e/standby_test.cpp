@@ -8,16 +8,19 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <regex>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "support/admin_scrape.hpp"
 #include "support/checks.hpp"
 #include "support/random_traders.hpp"
+#include "support/raw_client.hpp"
 #include "support/reply_xml.hpp"
 #include "support/server_process.hpp"
 #include "support/test_database.hpp"
@@ -231,8 +234,34 @@ TEST_CASE("a paused active server is replaced after its lease and, resumed, step
   RandomTraders b_load(b.process.port(), 3, 940, 6, "SPB", 71);
   CHECK(wait_until([&] { return b_load.acknowledged() > 20; }, 20s));
 
+  // Issue 47: reads that prove leadership. An order the new leader acknowledged (of an account
+  // the old server never heard of) is queried on the paused old server: the
+  // query is in its socket before it resumes, so it is read at once, racing its own discovery
+  // that it lost the lease. It must be refused (or not answered), never answered from the old
+  // state, which has no such order.
+  const std::string placed = send_request(b.process.port(),
+                                          "<transactions id=\"940\"><order sym=\"SPB\" "
+                                          "amount=\"-1\" limit=\"1\"/></transactions>");
+  std::smatch id;
+  REQUIRE(std::regex_search(placed, id, std::regex("id=\"([0-9]+)\"/>")));
+  const std::string query =
+      "<transactions id=\"940\"><query id=\"" + id[1].str() + "\"/></transactions>";
+  std::vector<std::unique_ptr<RawClient>> probes;
+  for (int i = 0; i < 4; ++i) {
+    probes.push_back(std::make_unique<RawClient>(a.port()));
+    probes.back()->send(std::to_string(query.size()) + "\n" + query);
+  }
+
   // Resumed, the old server may not acknowledge anything new.
   ::kill(a.pid(), SIGCONT);
+  for (auto& probe : probes) {
+    bool ended = false;
+    const std::string reply = probe->read_to_end(10s, ended);
+    INFO("the old server's answer to a query of order " << id[1] << ": " << reply);
+    // Refused ("Service unavailable: ...", the step-down's or the database's) or closed.
+    CHECK((reply.empty() || contains(reply, "<error>Service unavailable")));
+    CHECK_FALSE(contains(reply, "<status"));
+  }
   std::string late;
   try {
     late = send_request(

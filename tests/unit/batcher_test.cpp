@@ -187,6 +187,57 @@ TEST_CASE("After a fenced write nothing is written again", "[unit][batcher]") {
   batcher.stop();
 }
 
+// Issue 47: a read proves its answer with a commit that starts after it (ReadIndex).
+TEST_CASE("A read's proof is a write that starts after it, even with nothing to write",
+          "[unit][batcher]") {
+  GatedWrites writes;
+  std::atomic<int> recovered{0};
+  store::Batcher batcher([&](const store::JournalBatch& b, store::Ticket) { writes.write(b); },
+                         [&](store::Batcher& b, store::Ticket failed, store::CommitResult o) {
+                           ++recovered;
+                           for (auto& reply : b.fail_open_batch(failed, o)) reply();
+                         });
+  batcher.start();
+  // Idle: the proof is written at once, with no entry, and its waiter released after.
+  auto proof = outcome_of(batcher, batcher.proof_ticket());
+  writes.wait_entered(1);
+  CHECK_FALSE(ready(proof));
+  writes.release();
+  CHECK(proof.get() == store::CommitResult::Committed);
+  // During a write: the proof is the batch after it, never the one already being written.
+  const auto a = batcher.submit(entry("a"), {});
+  writes.wait_entered(2);
+  const store::Ticket during = batcher.proof_ticket();
+  CHECK(during == a.ticket + 1);
+  auto waiting = outcome_of(batcher, during);
+  writes.release();
+  writes.wait_entered(3);
+  CHECK_FALSE(ready(waiting));
+  writes.release();
+  CHECK(waiting.get() == store::CommitResult::Committed);
+  CHECK(writes.written == std::vector<std::vector<std::int64_t>>{{}, {a.seq}, {}});
+  CHECK(batcher.stats().proofs == 2);
+  // A proof that fails fails its waiters alone: nothing to rebuild.
+  writes.fail_next = true;
+  auto failed = outcome_of(batcher, batcher.proof_ticket());
+  writes.wait_entered(4);
+  writes.release();
+  CHECK(failed.get() == store::CommitResult::NotApplied);
+  CHECK(recovered == 0);
+  auto next = outcome_of(batcher, batcher.submit(entry("b"), {}).ticket);
+  writes.wait_entered(5);
+  writes.release();
+  CHECK(next.get() == store::CommitResult::Committed);
+  // A fenced proof is a fence like any write's.
+  writes.fence_next = true;
+  auto fenced = outcome_of(batcher, batcher.proof_ticket());
+  writes.wait_entered(6);
+  writes.release();
+  CHECK(fenced.get() == store::CommitResult::Fenced);
+  CHECK(recovered == 1);
+  batcher.stop();
+}
+
 TEST_CASE("A committed batch hands its effects on through its last seq, before its replies",
           "[unit][batcher]") {
   GatedWrites writes;

@@ -37,6 +37,7 @@ struct Engine {
   util::StopFlag stop;
   std::atomic<int> fenced{0};
   std::atomic<bool> lease{true};
+  bool reads_on_lease = false;
   std::chrono::milliseconds projector_delay{0};
   std::unique_ptr<app::DurableEngine> engine;
 
@@ -49,6 +50,7 @@ struct Engine {
     o.projection_gather = 10ms;
     o.on_fenced = [this] { ++fenced; };
     o.lease_valid = [this] { return lease.load(); };
+    o.reads_on_lease = reads_on_lease;
     o.projector_delay = projector_delay;
     engine = std::make_unique<app::DurableEngine>(o, store, metrics, stop);
     engine->load();
@@ -161,6 +163,63 @@ TEST_CASE("durable engine: once another writer took over, nothing is written or 
   CHECK(e.submit(kQuery1).outcome == Outcome::Fenced);
   std::lock_guard<std::mutex> lock(e.db.mutex);
   CHECK(e.db.journal.size() == 1);
+}
+
+// Issue 47: on 6f484b8 a read was answered from memory once the lease looked valid, so a server
+// paused past its lease could answer one stale after another had taken over and acknowledged
+// more. Now a read waits for a commit that starts after it; a takeover fences that commit.
+TEST_CASE("durable engine: a read is answered only after a commit that starts after it") {
+  Engine e;
+  e.durable(kCreate);
+  e.durable(kBuy);
+  const auto batches = [&] {
+    std::lock_guard<std::mutex> lock(e.db.mutex);
+    return e.db.journal_batches;
+  };
+  const std::uint64_t before = batches();
+  CHECK(has(e.durable(kQuery1), "<open shares=\"10\"/>"));
+  CHECK(batches() == before + 1);  // its proof: a batch with no entry
+  {
+    std::lock_guard<std::mutex> lock(e.db.mutex);
+    CHECK(e.db.journal.size() == 2);  // nothing journaled for it
+  }
+  // Another server takes over; this one has not heard of it yet (its lease looks valid).
+  e.db.bump_epoch();
+  SECTION("a query") { CHECK(e.submit(kQuery1).outcome == Outcome::Fenced); }
+  SECTION("a request that changes nothing: a refusal read from the state") {
+    CHECK(e.submit(R"(<transactions id="1"><order sym="X" amount="1000" limit="3"/>)"
+                   R"(</transactions>)")
+              .outcome == Outcome::Fenced);
+  }
+  CHECK(e.fenced == 1);
+}
+
+TEST_CASE("durable engine: with --reads-on-lease a read needs no commit") {
+  Engine e;
+  e.reads_on_lease = true;
+  e.restart();
+  e.durable(kCreate);
+  const auto batches = [&] {
+    std::lock_guard<std::mutex> lock(e.db.mutex);
+    return e.db.journal_batches;
+  };
+  const std::uint64_t before = batches();
+  e.durable(kQuery1);
+  CHECK(batches() == before);
+}
+
+TEST_CASE("durable engine: a failed proof answers the read unavailable, nothing reloaded") {
+  Engine e;
+  e.durable(kCreate);
+  e.durable(kBuy);
+  {
+    std::lock_guard<std::mutex> lock(e.db.mutex);
+    e.db.fail_journal_writes = 1;
+  }
+  CHECK(e.submit(kQuery1).outcome == Outcome::Unavailable);
+  CHECK(e.engine->available());
+  CHECK(has(e.durable(kQuery1), "<open shares=\"10\"/>"));
+  CHECK(e.engine->summary().find("0 state reloads") != std::string::npos);
 }
 
 TEST_CASE("durable engine: while the lease is not valid every request is unavailable") {
