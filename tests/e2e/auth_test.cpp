@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "auth/key.hpp"
 #include "support/admin_scrape.hpp"
 #include "support/checks.hpp"
+#include "support/freezing_proxy.hpp"
 #include "support/loopback.hpp"
 #include "support/server_process.hpp"
 #include "support/test_database.hpp"
@@ -252,6 +255,94 @@ TEST_CASE("SIGHUP: a removed name is refused at its next request; a broken file 
   REQUIRE(wait_until([&] { return contains(server.log(), "refused the principals file"); }, 10s));
   CHECK(contains(server.log(), "principals.txt:1:"));
   CHECK(contains(tls_send(server.port(), s.as("ops"), frame(order("1003", "-5"))), "<opened"));
+  CHECK(server.stop() == 0);
+}
+
+// Issue 47: on 6f484b8 a session logged on with a key that was since replaced went on, and a
+// name removed and added again revived the sessions it had.
+TEST_CASE("a rotated key, or a name removed and added again, ends the sessions logged on with it",
+          "[e2e][auth]") {
+  Security s;
+  ServerProcess server(s.flags({"--concurrency", "reactor", "--reset"}));
+  REQUIRE(count(tls_send(server.port(), s.as("ops"), frame(kSetup)), "<created") == 4);
+  const auto bot_line = [](const std::string& key) {
+    return "bot-7 trade 1003 " + auth::to_hex(auth::sha256(key)) + "\n";
+  };
+  const std::string others =
+      "ops admin,trade * " + auth::to_hex(auth::sha256(kOpsKey)) + "\ndesk-a trade 1001,1002 -\n";
+  std::size_t reloads = 0;
+  const auto reload = [&](const std::string& text) {
+    s.write(text);
+    ::kill(server.pid(), SIGHUP);
+    ++reloads;
+    REQUIRE(wait_until(
+        [&] { return count(server.log(), "SIGHUP: loaded the principals file") == reloads; }, 10s));
+  };
+  const auto logged_on = [&](const std::string& key) {
+    auto c = std::make_unique<TlsConnection>(server.port(), s.anonymous());
+    c->write("EXCHANGE-LOGON 1 bot-7 " + key + "\nEXCHANGE-SESSION 1\n");
+    REQUIRE(c->read_line() == "EXCHANGE-LOGON 1 OK");
+    REQUIRE(c->read_line() == "EXCHANGE-SESSION 1 OK");
+    REQUIRE(contains(c->request(order("1003", "-1")), "<opened"));
+    return c;
+  };
+  // A certificate's session, whose entry never changes here: it goes on throughout.
+  TlsConnection desk(server.port(), s.as("desk-a"));
+  desk.write("EXCHANGE-SESSION 1\n");
+  REQUIRE(desk.read_line() == "EXCHANGE-SESSION 1 OK");
+
+  auto old_key = logged_on(kBotKey);
+  reload(others + bot_line("rotated-key"));
+  std::string reply = old_key->request(order("1003", "-1"));
+  CHECK(contains(reply, "Not authenticated: the principal's key changed"));
+  CHECK_FALSE(contains(reply, "<opened"));
+  CHECK(old_key->read_to_eof().empty());  // and closed
+  CHECK(contains(desk.request(order("1001", "1")), "<opened"));
+
+  auto revived = logged_on("rotated-key");
+  reload(others);                            // bot-7 removed
+  reload(others + bot_line("rotated-key"));  // and added again, same key
+  reply = revived->request(order("1003", "-1"));
+  CHECK(contains(reply, "Not authenticated"));
+  CHECK_FALSE(contains(reply, "<opened"));
+  CHECK(contains(desk.request(order("1001", "1")), "<opened"));
+  CHECK(contains(server.log(), "refused session_ended"));
+  CHECK(server.stop() == 0);
+}
+
+// Issue 47: on 6f484b8 a SIGHUP before serving was dropped ("not serving yet, nothing
+// reloaded"), so a principal removed while the server waited for its database could log on.
+TEST_CASE("a SIGHUP while the server waits for its database is applied before it serves",
+          "[e2e][auth]") {
+  std::string host;
+  unsigned short db_port = 0;
+  if (!split_database_url(database_url(), host, db_port)) {
+    WARN("skipped: the test database's URL is not postgresql://user@host:port/db");
+    return;
+  }
+  Security s;
+  FreezingProxy proxy(host, db_port);
+  proxy.set_new_connections(FreezingProxy::NewConnections::Refuse);
+  const std::string direct = database_url();
+  ::setenv("EXCHANGE_TEST_DATABASE_URL", database_url_via(direct, proxy.port()).c_str(), 1);
+  ServerProcess server(s.flags({"--concurrency", "pool", "--reset", "--db-wait", "60"}),
+                       ServerProcess::Start::Launched);
+  ::setenv("EXCHANGE_TEST_DATABASE_URL", direct.c_str(), 1);
+  REQUIRE(wait_until([&] { return contains(server.log(), "retrying every second"); }, 20s));
+
+  s.write("ops admin,trade * " + auth::to_hex(auth::sha256(kOpsKey)) + "\n");  // bot-7 gone
+  ::kill(server.pid(), SIGHUP);
+  REQUIRE(wait_until([&] { return contains(server.log(), "SIGHUP: not serving yet"); }, 10s));
+  proxy.set_new_connections(FreezingProxy::NewConnections::Relay);
+  REQUIRE(server.wait_listening(30s));
+  const std::string log = server.log();
+  INFO(log);
+  CHECK(contains(log, "SIGHUP came while starting: reloading before serving"));
+  CHECK(contains(log, "SIGHUP: loaded the principals file"));
+  const std::string bot = tls_reply_or_nothing(
+      server.port(), s.anonymous(), "EXCHANGE-LOGON 1 bot-7 " + kBotKey + "\n" + frame(kSetup));
+  CHECK(contains(bot, "REFUSED"));
+  CHECK_FALSE(contains(bot, "<created"));
   CHECK(server.stop() == 0);
 }
 
