@@ -182,7 +182,8 @@ void Session::advance() {
       case FrameReader::Event::Logon:
         took_logon_ = true;
         logon(out);
-        // Nothing keeps the key: this copy is wiped; the reader drops its buffer as it goes on.
+        // Nothing keeps the key: this copy is wiped (the reader wiped its own, the driver its
+        // read buffer: took_logon()).
         std::fill(out.begin(), out.end(), '\0');
         continue;
       case FrameReader::Event::SessionHello:
