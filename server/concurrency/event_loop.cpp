@@ -15,7 +15,8 @@ EventLoop::EventLoop(net::Listener& listener, const net::ConnectionLimits& limit
       limits_(limits),
       dispatch_(std::move(dispatch)),
       slots_(std::make_shared<net::PendingSlots>(
-          limits.max_connections, limits.max_pending_connections, limits.logon_timeout)) {}
+          limits.max_connections, limits.max_pending_connections, limits.logon_timeout)),
+      refuser_(limits.tls != nullptr) {}
 
 void EventLoop::run() {
   accept();

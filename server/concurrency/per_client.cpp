@@ -25,7 +25,8 @@ class PerClient : public Model {
       : options_(options),
         slots_(std::make_shared<net::PendingSlots>(options.limits.max_connections,
                                                    options.limits.max_pending_connections,
-                                                   options.limits.logon_timeout)) {}
+                                                   options.limits.logon_timeout)),
+        refuser_(options.limits.tls != nullptr) {}
 
   void run(net::Listener& listener, serving::Handler& handler,
            serving::MetricsSink& metrics) override {

@@ -1019,7 +1019,7 @@ TEST_CASE("logon line abuse on a plaintext loopback server with --principals",
 //
 // Connections that have not authenticated yet (pending: the TLS handshake, the logon line, or
 // without --principals the first request) give way to newcomers, are cut --logon-timeout-ms
-// after their accept. The read and logon
+// after their accept, and a TLS client refused busy gets a TLS alert. The read and logon
 // timeouts are long where only the eviction may make room, short where the logon timeout is
 // what is checked; no assertion waits for a bound tighter than many seconds.
 namespace {
@@ -1198,6 +1198,51 @@ TEST_CASE("a connection not authenticated is cut at --logon-timeout-ms, long bef
       CHECK(Clock::now() - from < read_timeout / 2);
       std::this_thread::sleep_for(milliseconds(3 * kLogonTimeoutMs));
       check_created(served.request(create_account(2)), 2);
+      CHECK(server.stop() == 0);
+    }
+  }
+}
+
+TEST_CASE("at the cap with every connection authenticated: a TLS alert, or 'Server busy' XML",
+          "[e2e][hostile][auth][slots]") {
+  Security& s = security();
+  for (const std::string& model : kSlotModels) {
+    DYNAMIC_SECTION(model << ", TLS") {
+      const unsigned short admin = free_port();
+      ServerProcess server(slot_flags(
+          model, true, {"--admin-port", std::to_string(admin), "--max-connections", "3"}));
+      std::vector<std::unique_ptr<TlsConnection>> held;
+      held.push_back(tls_session(server.port(), s.ops()));
+      held.push_back(tls_session(server.port(), s.ops()));
+      held.push_back(tls_session(server.port(), anonymous(s), logon_line("ops", kOpsKey)));
+      std::string why;
+      try {
+        TlsConnection refused(server.port(), s.ops());
+        why = "(the handshake succeeded: " + refused.read_to_eof() + ")";
+      } catch (const TlsHandshakeFailed& e) {
+        why = e.what();
+      }
+      INFO("the refused client's error: " << why);
+      CHECK(contains(why, "alert internal error"));
+      CHECK_FALSE(contains(why, "wrong version number"));
+      CHECK(scrape(admin, "exchange_connections_refused_total") == 1);
+      // Those that hold the slots are served as before.
+      check_created(held[0]->request(create_account(1)), 1);
+      check_created(held[2]->request(create_account(2)), 2);
+      CHECK(server.stop() == 0);
+    }
+    DYNAMIC_SECTION(model << ", plaintext") {
+      ServerProcess server(slot_flags(model, false, {"--max-connections", "2"}));
+      std::vector<std::unique_ptr<Session>> held;
+      for (int id = 1; id <= 2; ++id) {
+        held.push_back(std::make_unique<Session>(server.port()));
+        check_created(held.back()->request(create_account(id)), id);
+      }
+      RawClient refused(server.port());
+      bool ended = false;
+      const std::string got = refused.read_to_end(seconds(20), ended);
+      CHECK(ended);
+      CHECK(single_error(got) == "Server busy: too many open connections (limit 2)");
       CHECK(server.stop() == 0);
     }
   }
