@@ -13,7 +13,10 @@ EventLoop::EventLoop(net::Listener& listener, const net::ConnectionLimits& limit
     : acceptor_(io_, asio::ip::tcp::v4(), listener.release()),
       backoff_(io_),
       limits_(limits),
-      dispatch_(std::move(dispatch)) {}
+      dispatch_(std::move(dispatch)),
+      slots_(std::make_shared<net::PendingSlots>(
+          limits.max_connections, limits.max_pending_connections, limits.logon_timeout)),
+      refuser_(limits.tls != nullptr) {}
 
 void EventLoop::run() {
   accept();
@@ -46,26 +49,31 @@ void EventLoop::accept() {
       });
       return;
     }
-    if (!ec && open_connections_ >= limits_.max_connections) {
-      // --max-connections are open already: "Server busy", and let go.
-      boost::system::error_code release_ec;
-      int fd = socket.release(release_ec);
-      if (!release_ec) refuser_.refuse_busy(fd, limits_.max_connections);
-    } else if (!ec) {
-      ++open_connections_;
-      auto conn = std::make_shared<net::AsyncConnection>(std::move(socket), limits_, dispatch_,
-                                                         [this] { --open_connections_; });
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        // Forget connections that are gone, so the set stays as small as what is open.
-        for (auto it = connections_.begin(); it != connections_.end();)
-          it = it->expired() ? connections_.erase(it) : std::next(it);
-        connections_.insert(conn);
-      }
-      conn->start();
-    }
+    if (!ec) admit(std::move(socket));
     accept();  // other errors affect one connection, not the listener
   });
+}
+
+void EventLoop::admit(asio::ip::tcp::socket socket) {
+  net::PendingSlots::Slot slot = slots_->admit();
+  if (!slot) {
+    // --max-connections are open already, every one authenticated: "Server busy", and let go.
+    boost::system::error_code release_ec;
+    int fd = socket.release(release_ec);
+    if (!release_ec) refuser_.refuse_busy(fd, limits_.max_connections);
+    return;
+  }
+  ++open_connections_;
+  auto conn = std::make_shared<net::AsyncConnection>(
+      std::move(socket), limits_, dispatch_, [this] { --open_connections_; }, std::move(slot));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Forget connections that are gone, so the set stays as small as what is open.
+    for (auto it = connections_.begin(); it != connections_.end();)
+      it = it->expired() ? connections_.erase(it) : std::next(it);
+    connections_.insert(conn);
+  }
+  conn->start();
 }
 
 void EventLoop::stop() {

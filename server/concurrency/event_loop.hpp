@@ -12,6 +12,7 @@
 
 #include "net/async_connection.hpp"
 #include "net/listener.hpp"
+#include "net/pending_slots.hpp"
 
 namespace concurrency {
 
@@ -27,9 +28,12 @@ class EventLoop {
   boost::asio::io_context& io() { return io_; }
   std::size_t open_connections() const { return open_connections_; }
   std::size_t refused_connections() const { return refuser_.refused(); }
+  const net::PendingSlots& slots() const { return *slots_; }
 
  private:
   void accept();
+  // A connection just accepted: served in a slot (pending_slots.hpp), or refused busy.
+  void admit(boost::asio::ip::tcp::socket socket);
 
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
@@ -41,6 +45,7 @@ class EventLoop {
            std::owner_less<std::weak_ptr<net::AsyncConnection>>>
       connections_;
   std::atomic<std::size_t> open_connections_{0};
+  std::shared_ptr<net::PendingSlots> slots_;
   net::Refuser refuser_;
 };
 

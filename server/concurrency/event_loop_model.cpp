@@ -29,6 +29,7 @@ class EventLoopModel : public Model {
       budget_gauges(options_.limits, g);
       g.connections = static_cast<long>(loop.open_connections());
       g.refused = static_cast<long>(loop.refused_connections());
+      slot_gauges(loop.slots(), g);
       return g;
     });
     // Also on the way out of an exception: nothing that uses `loop` or the policy may

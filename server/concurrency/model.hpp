@@ -10,6 +10,7 @@
 
 #include "net/framing.hpp"
 #include "net/listener.hpp"
+#include "net/pending_slots.hpp"
 #include "serving/handler.hpp"
 #include "serving/metrics_sink.hpp"
 
@@ -55,6 +56,12 @@ inline void budget_gauges(const net::ConnectionLimits& limits, serving::Gauges& 
   g.buffered_bytes = static_cast<long>(limits.budget->used());
   g.buffered_limit = static_cast<long>(limits.budget->limit());
   g.buffer_refused = static_cast<long>(limits.budget->refusals());
+}
+
+// The connections not yet authenticated, and how many gave way to newcomers.
+inline void slot_gauges(const net::PendingSlots& slots, serving::Gauges& g) {
+  g.pending = static_cast<long>(slots.pending());
+  g.evicted = static_cast<long>(slots.evicted());
 }
 
 }  // namespace concurrency

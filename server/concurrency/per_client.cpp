@@ -21,7 +21,12 @@ namespace {
 
 class PerClient : public Model {
  public:
-  explicit PerClient(const ModelOptions& options) : options_(options) {}
+  explicit PerClient(const ModelOptions& options)
+      : options_(options),
+        slots_(std::make_shared<net::PendingSlots>(options.limits.max_connections,
+                                                   options.limits.max_pending_connections,
+                                                   options.limits.logon_timeout)),
+        refuser_(options.limits.tls != nullptr) {}
 
   void run(net::Listener& listener, serving::Handler& handler,
            serving::MetricsSink& metrics) override {
@@ -33,25 +38,28 @@ class PerClient : public Model {
       g.busy = static_cast<long>(busy_);
       g.refused = static_cast<long>(refuser_.refused());
       budget_gauges(options_.limits, g);
+      slot_gauges(*slots_, g);
       return g;
     });
     while (!stopping_) {
       int fd = listener.accept_for(std::chrono::milliseconds(100));
       if (fd < 0) continue;
-      bool full;
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        full = open_.size() >= options_.limits.max_connections;
-        if (!full) open_.insert(fd);
-      }
-      if (full) {
+      // A slot, maybe the oldest pending connection's (pending_slots.hpp); none when
+      // --max-connections are open and every one is authenticated.
+      auto slot = std::make_shared<net::PendingSlots::Slot>(slots_->admit());
+      if (!*slot) {
         refuser_.refuse_busy(fd, options_.limits.max_connections);  // without a thread
         continue;
       }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        open_.insert(fd);
+      }
       try {
-        threads_.spawn([this, fd, &runner] { serve(fd, runner); });
+        threads_.spawn([this, fd, &runner, slot] { serve(fd, runner, std::move(*slot)); });
       } catch (const boost::thread_resource_error& e) {
         EXCHANGE_LOG(warn) << "cannot start a thread for a connection: " << e.what();
+        slot->release();
         {
           std::lock_guard<std::mutex> lock(mutex_);
           open_.erase(fd);
@@ -73,19 +81,21 @@ class PerClient : public Model {
   void stop() override { stopping_ = true; }
 
  private:
-  void serve(int fd, const RequestRunner& runner) {
-    net::serve_blocking(fd, options_.limits,
-                        [this, &runner](const std::string& payload, const auth::Caller& caller) {
-                          runner.metrics().arrival();
-                          {
-                            std::lock_guard<std::mutex> lock(mutex_);
-                            ++busy_;
-                          }
-                          std::string reply = runner.run_blocking(payload, caller);
-                          std::lock_guard<std::mutex> lock(mutex_);
-                          --busy_;
-                          return reply;
-                        });
+  void serve(int fd, const RequestRunner& runner, net::PendingSlots::Slot slot) {
+    net::serve_blocking(
+        fd, options_.limits,
+        [this, &runner](const std::string& payload, const auth::Caller& caller) {
+          runner.metrics().arrival();
+          {
+            std::lock_guard<std::mutex> lock(mutex_);
+            ++busy_;
+          }
+          std::string reply = runner.run_blocking(payload, caller);
+          std::lock_guard<std::mutex> lock(mutex_);
+          --busy_;
+          return reply;
+        },
+        std::move(slot));
     // Leaves the set before the descriptor is closed, whose number may then be reused.
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -99,6 +109,7 @@ class PerClient : public Model {
   std::mutex mutex_;
   std::set<int> open_;
   std::size_t busy_ = 0;  // connection threads inside the handler (or waiting for its commit)
+  std::shared_ptr<net::PendingSlots> slots_;
   net::Refuser refuser_;
   ThreadSet threads_;
 };

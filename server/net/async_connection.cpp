@@ -19,12 +19,14 @@ constexpr std::chrono::milliseconds kTlsCloseWait{1000};
 }  // namespace
 
 AsyncConnection::AsyncConnection(asio::ip::tcp::socket socket, const ConnectionLimits& limits,
-                                 DispatchFn dispatch, std::function<void()> on_close)
+                                 DispatchFn dispatch, std::function<void()> on_close,
+                                 PendingSlots::Slot slot)
     : timer_(socket.get_executor()),
       limits_(limits),
       dispatch_(std::move(dispatch)),
       on_close_(std::move(on_close)),
       session_(limits, peer_of(socket.native_handle(), limits.tls != nullptr)),
+      slot_(std::move(slot)),
       peer_(session_.peer().address) {
   if (limits.tls)
     tls_.emplace(std::move(socket), limits.tls->asio());
@@ -52,6 +54,9 @@ void AsyncConnection::guarded(const char* where, Fn&& fn) {
 }
 
 void AsyncConnection::start() {
+  slot_.on_close([weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->evict();
+  });
   guarded("start", [&] {
     boost::system::error_code ignored;
     socket().set_option(asio::ip::tcp::no_delay(true), ignored);
@@ -61,9 +66,10 @@ void AsyncConnection::start() {
 }
 
 void AsyncConnection::handshake() {
-  // Under the read deadline, like a request: a peer that opens a handshake and stalls is cut.
+  // Under the read deadline, like a request, and within the pending phase: a peer that opens a
+  // handshake and stalls is cut.
   const std::uint64_t gen = ++deadline_gen_;
-  timer_.expires_after(limits_.read_timeout);
+  timer_.expires_at(read_deadline());
   timer_.async_wait([self = shared_from_this(), gen](boost::system::error_code ec) {
     if (ec || self->closed_ || gen != self->deadline_gen_) return;
     self->broken_ = true;
@@ -102,7 +108,21 @@ void AsyncConnection::shutdown() {
   });
 }
 
+void AsyncConnection::evict() {
+  asio::post(timer_.get_executor(), [self = shared_from_this()] {
+    EXCHANGE_LOG(debug) << "connection " << self->peer_
+                        << ": not authenticated yet, closed for a newcomer";
+    self->broken_ = true;
+    self->close();
+  });
+}
+
 void AsyncConnection::pump() {
+  // Authenticated now: the slot leaves the pending list, unless it was taken first.
+  if (session_.authenticated() && !slot_.authenticated()) {
+    broken_ = true;
+    return close();
+  }
   Session::Action action;
   while (session_.next(action)) {
     switch (action.kind) {
@@ -190,7 +210,7 @@ void AsyncConnection::write(std::string bytes) {
 
 void AsyncConnection::start_deadline() {
   std::uint64_t gen = ++deadline_gen_;
-  timer_.expires_after(limits_.read_timeout);
+  timer_.expires_at(read_deadline());
   timer_.async_wait([self = shared_from_this(), gen](boost::system::error_code ec) {
     if (ec || self->closed_ || gen != self->deadline_gen_) return;
     self->guarded("deadline", [&] {
@@ -198,6 +218,10 @@ void AsyncConnection::start_deadline() {
       self->pump();
     });
   });
+}
+
+std::chrono::steady_clock::time_point AsyncConnection::read_deadline() const {
+  return slot_.deadline(std::chrono::steady_clock::now() + limits_.read_timeout);
 }
 
 void AsyncConnection::close_gracefully() {
@@ -225,6 +249,7 @@ void AsyncConnection::close() {
   if (!broken_) discard_pending_input(socket().native_handle());
   socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket().close(ignored);
+  slot_.release();
 }
 
 }  // namespace net

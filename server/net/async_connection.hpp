@@ -15,6 +15,7 @@
 #include <boost/asio/ssl/stream.hpp>
 
 #include "auth/caller.hpp"
+#include "net/pending_slots.hpp"
 #include "net/session.hpp"
 
 namespace net {
@@ -25,8 +26,11 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
   // Must eventually call the ReplyFn exactly once, from any thread.
   using DispatchFn = std::function<void(std::string payload, auth::Caller caller, ReplyFn reply)>;
 
+  // `slot`: its place among the listener's connections (pending_slots.hpp): while pending,
+  // every deadline ends by the slot's, and an eviction closes the connection at once.
   AsyncConnection(boost::asio::ip::tcp::socket socket, const ConnectionLimits& limits,
-                  DispatchFn dispatch, std::function<void()> on_close);
+                  DispatchFn dispatch, std::function<void()> on_close,
+                  PendingSlots::Slot slot = {});
   ~AsyncConnection();
 
   void start();
@@ -46,6 +50,10 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
   void read();
   void write(std::string bytes);
   void start_deadline();
+  // limits.read_timeout from now, or the end of the pending phase if that comes first.
+  std::chrono::steady_clock::time_point read_deadline() const;
+  // Thread-safe: closes at once, whatever the connection is doing (its slot was taken).
+  void evict();
   // TLS: sends close_notify (waiting a moment for the peer's) before the socket closes.
   void close_gracefully();
   void close();
@@ -61,7 +69,8 @@ class AsyncConnection : public std::enable_shared_from_this<AsyncConnection> {
   DispatchFn dispatch_;
   std::function<void()> on_close_;
   Session session_;
-  const std::string peer_;  // for log lines
+  PendingSlots::Slot slot_;  // released when the socket closes
+  const std::string peer_;   // for log lines
   char buf_[16384];
   std::string out_;  // the bytes of the write in flight
   bool reading_ = false;

@@ -1,5 +1,7 @@
 #include "net/blocking_connection.hpp"
 
+#include <sys/socket.h>
+
 #include <cstring>
 
 #include "net/blocking_stream.hpp"
@@ -19,7 +21,9 @@ using HandleFn = std::function<std::string(const std::string&, const auth::Calle
 // with each request, with the principal the session has established by then.
 bool run_actions(Session& session, BlockingStream& stream, auth::Caller& caller,
                  Clock::time_point& deadline, const ConnectionLimits& limits,
-                 const HandleFn& handle) {
+                 const HandleFn& handle, PendingSlots::Slot& slot) {
+  // Authenticated now: the slot leaves the pending list, unless it was taken first.
+  if (session.authenticated() && !slot.authenticated()) session.failed();
   Session::Action action;
   while (session.next(action)) {
     switch (action.kind) {
@@ -42,7 +46,7 @@ bool run_actions(Session& session, BlockingStream& stream, auth::Caller& caller,
         session.replied(handle(action.data, caller));
         break;
       case Session::Action::Kind::StartDeadline:
-        deadline = Clock::now() + limits.read_timeout;
+        deadline = slot.deadline(Clock::now() + limits.read_timeout);
         break;
       case Session::Action::Kind::StopDeadline:
         deadline = kNoDeadline;
@@ -56,10 +60,14 @@ bool run_actions(Session& session, BlockingStream& stream, auth::Caller& caller,
 
 }  // namespace
 
-void serve_blocking(int fd, const ConnectionLimits& limits, const HandleFn& handle) {
+void serve_blocking(int fd, const ConnectionLimits& limits, const HandleFn& handle,
+                    PendingSlots::Slot slot) {
+  // Wakes whatever this thread waits for (handshake, read, write): it sees the end of the stream.
+  slot.on_close([fd] { ::shutdown(fd, SHUT_RDWR); });
   BlockingStream stream(fd, limits.tls.get());
   auth::Peer peer = peer_of(fd, stream.tls());
-  if (stream.handshake(Clock::now() + limits.read_timeout) != BlockingStream::Io::Done) {
+  if (stream.handshake(slot.deadline(Clock::now() + limits.read_timeout)) !=
+      BlockingStream::Io::Done) {
     EXCHANGE_LOG(debug) << "connection " << peer.address << ": no TLS handshake; closed";
     return;
   }
@@ -68,7 +76,7 @@ void serve_blocking(int fd, const ConnectionLimits& limits, const HandleFn& hand
   Clock::time_point deadline = kNoDeadline;
   char buf[16384];
   session.started(stream.certificate_name());
-  while (run_actions(session, stream, caller, deadline, limits, handle)) {
+  while (run_actions(session, stream, caller, deadline, limits, handle, slot)) {
     // The session has no action left, so it waits for bytes: this driver never leaves a reply
     // or a write pending. Anything else would be a session bug; closing beats hanging.
     if (!session.wants_read()) {

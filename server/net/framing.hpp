@@ -27,8 +27,15 @@ struct ConnectionLimits {
   // timeout, so a client trickling a byte at a time cannot hold the connection for ever.
   std::chrono::milliseconds read_timeout{30000};
   // Open connections beyond this are accepted, told "Server busy" and closed at once, so a
-  // flood of connections cannot exhaust descriptors (or, per client, threads).
+  // flood of connections cannot exhaust descriptors (or, per client, threads); but while any
+  // open connection is pending (not yet authenticated), the oldest of them is closed instead
+  // (pending_slots.hpp).
   std::size_t max_connections = 4096;
+  // Of those, how many may be pending at once; beyond it the oldest pending one is closed.
+  std::size_t max_pending_connections = 1024;
+  // A pending connection's TLS handshake, logon and (without --principals) first request must
+  // all be done this long after its accept, whatever read_timeout would allow.
+  std::chrono::milliseconds logon_timeout{10000};
   // A session framing no further request while this many bytes of replies are unwritten: a
   // client that never reads holds at most this much (plus one reply), then its write deadline
   // closes it.

@@ -17,6 +17,15 @@
 #include "util/log.hpp"
 
 namespace net {
+namespace {
+
+// A TLS record (alert, TLS 1.2 record version, 2 bytes) holding a fatal internal_error alert
+// (RFC 8446 6.2): TLS has no "busy" alert, and internal_error is the one for a failure
+// "unrelated to the peer or the correctness of the protocol". OpenSSL clients report "tlsv1
+// alert internal error".
+const std::string kTlsInternalErrorAlert("\x15\x03\x03\x00\x02\x02\x50", 7);
+
+}  // namespace
 
 std::string numeric_bind(const std::string& bind_address) {
   return bind_address == "localhost" ? "127.0.0.1" : bind_address;
@@ -81,7 +90,8 @@ Refuser::~Refuser() {
 }
 
 void Refuser::refuse(int fd, const std::string& reply) {
-  ssize_t sent = ::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  const std::string& bytes = tls_ ? kTlsInternalErrorAlert : reply;
+  ssize_t sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   (void)sent;  // a client that is gone already needs no answer
   ::shutdown(fd, SHUT_WR);
   std::lock_guard<std::mutex> lock(mutex_);

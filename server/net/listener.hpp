@@ -41,16 +41,21 @@ class Listener {
 // send a reset instead of a FIN, and a client that reads to EOF would see "connection reset"
 // instead of the reply. One helper thread, started on the first refusal, does the waiting, so
 // neither an event loop nor an accepting thread ever waits on a refused client.
+//
+// On a TLS port (`tls`) a fatal TLS alert goes instead of the reply: a TLS client cannot read
+// plaintext (OpenSSL calls it "wrong version number") but reports an alert as one. No TLS state
+// is needed: before the handshake a record header, and so an alert record, is plaintext.
 class Refuser {
  public:
-  explicit Refuser(std::chrono::milliseconds grace = std::chrono::milliseconds(2000),
+  explicit Refuser(bool tls, std::chrono::milliseconds grace = std::chrono::milliseconds(2000),
                    std::size_t max_lingering = 256)
-      : grace_(grace), max_lingering_(max_lingering) {}
+      : tls_(tls), grace_(grace), max_lingering_(max_lingering) {}
   ~Refuser();
   Refuser(const Refuser&) = delete;
   Refuser& operator=(const Refuser&) = delete;
 
   // Takes over `fd`. Never blocks: the reply is short and a fresh socket's send buffer empty.
+  // On a TLS port the alert goes instead of `reply`.
   // Beyond `max_lingering` refusals in their grace period, closes at once (a flood of
   // connections must not pile up descriptors here either).
   void refuse(int fd, const std::string& reply);
@@ -67,6 +72,7 @@ class Refuser {
   };
   void run();
 
+  const bool tls_;
   const std::chrono::milliseconds grace_;
   const std::size_t max_lingering_;
   mutable std::mutex mutex_;

@@ -154,6 +154,8 @@ bool Session::wants_read() const {
          !(served_ && !persistent_) && unsent() <= limits_.max_unsent_bytes && !stalled_by_budget();
 }
 
+bool Session::authenticated() const { return limits_.auth ? !principal_.empty() : served_; }
+
 bool Session::stalled_by_budget() const {
   return limits_.budget && unsent() > 0 && limits_.budget->exhausted();
 }

@@ -81,6 +81,9 @@ class Session {
   bool next(Action& out);
   // Whether the driver should read from the socket now.
   bool wants_read() const;
+  // Whether the connection has authenticated: with limits.auth it has a principal, without it
+  // a request was dispatched. Until then it is pending (pending_slots.hpp); once true, for good.
+  bool authenticated() const;
   bool closed() const { return closed_; }
   bool request_in_flight() const { return busy_; }
   // Whether a logon line was taken since the last call: the driver then wipes its read buffer,

@@ -16,7 +16,21 @@ void declare_settings(util::Settings& s, ConnectionLimits& l) {
           "the previous reply on a session); then it gets an error and is closed");
   s.add("max-connections", group, &l.max_connections)
       .at_least(1)
-      .help("open connections beyond this many are told 'Server busy' and closed at once");
+      .help(
+          "open connections at once; at the cap a newcomer closes the oldest connection not yet "
+          "authenticated, and only when every one is authenticated is it told 'Server busy'");
+  s.add("max-pending-connections", group, &l.max_pending_connections)
+      .at_least(1)
+      .help(
+          "connections not yet authenticated (TLS handshake, logon, or without --principals the "
+          "first request) at once; beyond it a newcomer closes the oldest of them");
+  s.add("logon-timeout-ms", group, &l.logon_timeout)
+      .at_least(1)
+      .unit("ms")
+      .help(
+          "a connection must be authenticated (with --principals: a listed certificate or a key "
+          "logon; without: its first request) this long after its accept, TLS handshake "
+          "included, or it is closed; then --read-timeout-ms applies");
 }
 
 void declare_settings(util::Settings& s, AdminLimits& l) {

@@ -58,6 +58,14 @@ const std::vector<p::Row<Metrics::Scrape>> Metrics::kRows = {
     {"exchange_connections_refused_total", "counter",
      "Connections turned away with 'Server busy' (--max-connections).",
      [](const Scrape& s) { return p::single(s.gauges.refused); }},
+    {"exchange_connections_pending", "gauge",
+     "Of the open connections, those not yet authenticated (TLS handshake, logon, or the first "
+     "request without --principals).",
+     [](const Scrape& s) { return p::single(s.gauges.pending); }},
+    {"exchange_connections_evicted_total", "counter",
+     "Connections not yet authenticated that were closed to make room for a newcomer "
+     "(--max-connections, --max-pending-connections).",
+     [](const Scrape& s) { return p::single(s.gauges.evicted); }},
     {"exchange_buffered_bytes", "gauge",
      "Bytes client connections buffer now: requests being received or with the handler, "
      "replies not yet written (bounded by --max-buffered-bytes).",

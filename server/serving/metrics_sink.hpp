@@ -17,6 +17,10 @@ struct Gauges {
   long connections = -1;
   long target = -1;
   long refused = -1;  // connections turned away ("Server busy") since the start
+  // Connections not yet authenticated, and those closed for a newcomer since the start
+  // (net/pending_slots.hpp).
+  long pending = -1;
+  long evicted = -1;
   // The budget across connections (--max-buffered-bytes): bytes charged now, the limit, and
   // connections told "Server busy" and closed for it since the start.
   long buffered_bytes = -1;

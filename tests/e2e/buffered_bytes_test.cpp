@@ -111,8 +111,9 @@ TEST_CASE(
   INFO("model " << model);
   constexpr int kAttackers = 300;
   constexpr std::size_t kPartial = 1000000;  // of 1048576 announced: never a whole request
-  // Long enough that the held requests are still held when the test looks at them.
-  BudgetServer s(model, {"--read-timeout-ms", "30000"});
+  // Long enough that the held requests are still held when the test looks at them (they are
+  // first requests, so --logon-timeout-ms bounds them too).
+  BudgetServer s(model, {"--read-timeout-ms", "30000", "--logon-timeout-ms", "30000"});
   const auto port = s.server.port();
   require_small_client_served(port, 1);
   const long rss_before = static_cast<long>(s.server.resident_bytes() / 1024);

@@ -127,13 +127,17 @@ TEST_CASE("--max-connections: one more is told the server is busy, closing some 
   // A long read timeout: the idle connections must outlive the test.
   ServerProcess server(
       server_flags(model, {"--max-connections", "20", "--read-timeout-ms", "120000"}));
-  // Twenty sessions, each acknowledged, so each surely holds a slot. A connection that closed
-  // just before (the harness's start-up probe) may still hold one for a moment: retry those.
+  // Twenty sessions, each past its first request, so each surely holds a slot and is
+  // authenticated (one that is not would give way to a newcomer: hostile_clients_test). A
+  // connection that closed just before (the harness's start-up probe) may still hold one for a
+  // moment: retry those.
   std::vector<std::unique_ptr<Session>> idle;
   auto deadline = Clock::now() + std::chrono::seconds(10);
   while (idle.size() < 20 && Clock::now() < deadline) {
     try {
-      idle.push_back(std::make_unique<Session>(server.port()));
+      auto session = std::make_unique<Session>(server.port());
+      session->request(kDecl + "<create/>");
+      idle.push_back(std::move(session));
     } catch (const std::exception&) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -1,8 +1,9 @@
 #pragma once
 // The rules every driver of net::Session relies on (net/session.hpp), checked on what a session
 // asks for: one Send at a time, never empty, every write bounded by a deadline from its start;
-// one Dispatch at a time, none over the request size limit; nothing after Close; once closed,
-// no reading and nothing charged to the buffer budget. The unit test
+// one Dispatch at a time, none over the request size limit, none before the connection is
+// authenticated; nothing after Close; once closed, no reading and nothing charged to the buffer
+// budget; once authenticated, authenticated for good. The unit test
 // (tests/unit/session_test.cpp) and the fuzzer (tests/fuzz/fuzz_session.cpp) drive sessions
 // through it; it names the rule broken and each fails its own way (Catch, abort). Header-only
 // and Catch-free, for the fuzzer's build.
@@ -46,10 +47,14 @@ struct SessionRules {
   }
 
   // Once the session has no more actions for now: the rule its state breaks, or nullptr.
-  const char* settled(const net::Session& session) const {
+  const char* settled(const net::Session& session) {
     if (closed && session.wants_read()) return "it wants to read after Close";
     if (closed && !session.closed()) return "it sent Close but does not say it is closed";
     if (closed && session.charged() != 0) return "it holds budget after Close";
+    if (dispatched && !closed && !session.authenticated())
+      return "a Dispatch on a connection not authenticated (its slot could be taken meanwhile)";
+    if (was_authenticated && !session.authenticated()) return "it was authenticated, then not";
+    was_authenticated = session.authenticated();
     return nullptr;
   }
 
@@ -58,10 +63,11 @@ struct SessionRules {
   void answered() { dispatched = false; }
 
   std::size_t max_request_bytes;
-  bool sending = false;     // a Send is being written
-  bool dispatched = false;  // a Dispatch awaits its reply
-  bool deadline = false;    // a deadline runs
-  bool closed = false;      // Close was taken
+  bool sending = false;            // a Send is being written
+  bool dispatched = false;         // a Dispatch awaits its reply
+  bool deadline = false;           // a deadline runs
+  bool closed = false;             // Close was taken
+  bool was_authenticated = false;  // at the last settled()
 };
 
 }  // namespace testing_support

@@ -290,4 +290,30 @@ TEST_CASE("the generation a session logged on with goes with its requests", "[se
   CHECK(p.gate->current("bot-7", *generation));
   CHECK_FALSE(p.gate->current("bot-7", *generation + 1));
   CHECK(p.gate->generation_of("desk-a") != generation);
+TEST_CASE("auth on: authenticated once it has a principal, and only then",
+          "[session][auth][slots]") {
+  Principals p;
+  Driver listed(p.gate, remote(true), "desk-a");
+  CHECK(listed.session.authenticated());  // at started(): the certificate names a principal
+
+  Driver unlisted(p.gate, remote(true), "mallory");
+  CHECK_FALSE(unlisted.session.authenticated());
+
+  Driver logon(p.gate, loopback());
+  CHECK_FALSE(logon.session.authenticated());
+  logon.feed("EXCHANGE-SESSION 1\n");
+  CHECK_FALSE(logon.session.authenticated());  // a hello alone authenticates nobody
+  Driver key(p.gate, loopback());
+  key.feed("EXCHANGE-LOGON 1 bot-7 secret\n");
+  CHECK(key.session.authenticated());  // before any request
+
+  Driver wrong(p.gate, remote(true));
+  wrong.feed("EXCHANGE-LOGON 1 bot-7 not-it\n" + frame("<a/>"));
+  CHECK_FALSE(wrong.session.authenticated());
+  CHECK(wrong.closed);
+
+  Driver nobody(p.gate, loopback());
+  nobody.feed(frame("<a/>"));  // a request is no authentication when auth is on
+  CHECK(nobody.requests.empty());
+  CHECK_FALSE(nobody.session.authenticated());
 }

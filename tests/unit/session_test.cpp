@@ -504,3 +504,28 @@ TEST_CASE(
   small.write_done();
   CHECK(budget.used() == 50000);
 }
+
+TEST_CASE("auth off: pending until a request is dispatched, then authenticated for good",
+          "[session][slots]") {
+  Driver d;
+  CHECK_FALSE(d.session.authenticated());  // accepted: not yet
+  d.feed("EXCHANGE-SESSION 1\n");
+  d.write_done();
+  CHECK_FALSE(d.session.authenticated());  // a hello is not a request
+  d.feed("9\n<a/>");
+  CHECK_FALSE(d.session.authenticated());  // part of one is not either
+  d.feed("12345");
+  REQUIRE(d.requests.size() == 1);
+  CHECK(d.session.authenticated());
+  d.reply("<r/>");
+  d.write_done();
+  CHECK(d.session.authenticated());
+  d.eof();
+  CHECK(d.session.authenticated());
+
+  Driver garbage;
+  garbage.feed("GET / HTTP/1.1\r\n\r\n");  // refused before any request: never authenticated
+  garbage.write_done();
+  CHECK(garbage.closed);
+  CHECK_FALSE(garbage.session.authenticated());
+}
