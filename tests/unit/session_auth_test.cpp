@@ -290,6 +290,8 @@ TEST_CASE("the generation a session logged on with goes with its requests", "[se
   CHECK(p.gate->current("bot-7", *generation));
   CHECK_FALSE(p.gate->current("bot-7", *generation + 1));
   CHECK(p.gate->generation_of("desk-a") != generation);
+}
+
 TEST_CASE("auth on: authenticated once it has a principal, and only then",
           "[session][auth][slots]") {
   Principals p;
