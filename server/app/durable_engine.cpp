@@ -144,9 +144,9 @@ void DurableEngine::apply_and_reply(const protocol::Command& cmd, std::string_vi
   if (fenced_) return pending.end(Outcome::Fenced);
   if (!available_) return pending.end(Outcome::Unavailable);
   // A lease run out: a standby may be taking over. Refused early here; what proves a read
-  // fresh is the check after it (lease_lost_since_read). (A write could not be acknowledged
-  // wrongly: its append checks the writer epoch in its own statement, so it commits before the
-  // new leader's bump or not at all.)
+  // fresh is its proof commit (read_ticket) and the lease checked again after it is read. (A write
+  // could not be acknowledged wrongly: its append checks the writer epoch in its own statement, so
+  // it commits before the new leader's bump or not at all.)
   if (lease_lost()) return pending.end(Outcome::Unavailable);
   if (cmd.is_read_only()) {
     boost::shared_lock<boost::shared_mutex> lock(engine_lock_);

@@ -112,7 +112,7 @@ std::optional<Refusal> Gate::logon(const Peer& peer, std::string_view name, std:
   const bool has_key = principal != nullptr && principal->key_hash.has_value();
   const bool matches = same_hash(hash, has_key ? *principal->key_hash : kNoHash);
   if (!has_key || !matches) {
-    throttle_.failed(group, name, now);
+    throttle_.failed(group, name, principal != nullptr, now);
     return refuse(Refusal::BadKey, principal == nullptr ? "no such principal"
                                    : !has_key           ? "no key on file"
                                                         : "wrong key");

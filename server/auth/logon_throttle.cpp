@@ -1,6 +1,5 @@
 #include "auth/logon_throttle.hpp"
 
-#include <algorithm>
 #include <iterator>
 
 #include "auth/principals.hpp"
@@ -23,31 +22,43 @@ bool LogonThrottle::locked_out(const std::string& group, std::string_view name,
   if (options_.max_failures == 0) return false;
   std::lock_guard<std::mutex> lock(mutex_);
   const auto by_group = records_.find(group);
-  if (by_group == records_.end()) {
-    // Not tracked: covered by the overflow record while the table is full of live records.
-    if (locks(overflow_, options_.max_group_failures, now)) return true;
-  } else if (locks(by_group->second, options_.max_group_failures, now)) {
+  if (by_group != records_.end() && locks(by_group->second, options_.max_group_failures, now))
     return true;
-  }
   // A name no principal can have is counted by its group only.
   if (name.size() > Principals::kMaxNameLength) return false;
   const auto by_name = records_.find(pair_key(group, name));
-  return by_name != records_.end() && locks(by_name->second, options_.max_failures, now);
+  if (by_name != records_.end()) return locks(by_name->second, options_.max_failures, now);
+  // No record of the pair: its failures, if any, went to the overflow.
+  const auto overflowed = overflow_.find(std::string(name));
+  return overflowed != overflow_.end() && locks(overflowed->second, options_.max_failures, now);
 }
 
-void LogonThrottle::failed(const std::string& group, std::string_view name, Clock::time_point now) {
+void LogonThrottle::failed(const std::string& group, std::string_view name, bool listed,
+                           Clock::time_point now) {
   if (options_.max_failures == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  bool counted = count(group, now);
-  if (name.size() <= Principals::kMaxNameLength)
-    counted = count(pair_key(group, name), now) && counted;
-  if (!counted) add_failure(overflow_, now, options_.lockout);
+  forget_expired(now);
+  count(group, now);  // no room: the group goes uncounted, its names are still
+  if (name.size() > Principals::kMaxNameLength) return;
+  if (count(pair_key(group, name), now) || !listed) return;
+  // The table is full of live records: counted by name, for principals only.
+  auto it = overflow_.find(std::string(name));
+  if (it == overflow_.end()) {
+    if (overflow_.size() >= options_.max_tracked) {
+      for (auto o = overflow_.begin(); o != overflow_.end();)
+        o = now - o->second.last >= options_.lockout ? overflow_.erase(o) : std::next(o);
+      if (overflow_.size() >= options_.max_tracked) return;
+    }
+    it = overflow_.emplace(std::string(name), Record{}).first;
+  }
+  add_failure(it->second, now);
 }
 
 void LogonThrottle::succeeded(const std::string& group, std::string_view name) {
   if (name.size() > Principals::kMaxNameLength) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  records_.erase(pair_key(group, name));
+  const auto it = records_.find(pair_key(group, name));
+  if (it != records_.end()) erase(it);
 }
 
 std::size_t LogonThrottle::tracked() const {
@@ -55,9 +66,8 @@ std::size_t LogonThrottle::tracked() const {
   return records_.size();
 }
 
-void LogonThrottle::add_failure(Record& r, Clock::time_point now,
-                                std::chrono::milliseconds lockout) {
-  if (r.failures > 0 && now - r.last >= lockout) r.failures = 0;  // past the lockout: afresh
+void LogonThrottle::add_failure(Record& r, Clock::time_point now) const {
+  if (r.failures > 0 && now - r.last >= options_.lockout) r.failures = 0;  // past it: afresh
   ++r.failures;
   r.last = now;
 }
@@ -65,28 +75,27 @@ void LogonThrottle::add_failure(Record& r, Clock::time_point now,
 bool LogonThrottle::count(const std::string& key, Clock::time_point now) {
   auto it = records_.find(key);
   if (it == records_.end()) {
-    if (records_.size() >= options_.max_tracked) make_room(now);
     if (records_.size() >= options_.max_tracked) return false;
     it = records_.emplace(key, Record{}).first;
+    it->second.in_order = order_.insert(order_.end(), &it->first);
+  } else {
+    order_.splice(order_.end(), order_, it->second.in_order);  // now the newest
   }
-  add_failure(it->second, now, options_.lockout);
+  add_failure(it->second, now);
   return true;
 }
 
-void LogonThrottle::make_room(Clock::time_point now) {
-  if (now < next_scan_) return;
-  Clock::time_point oldest = now;
-  for (auto it = records_.begin(); it != records_.end();) {
-    if (now - it->second.last >= options_.lockout) {
-      it = records_.erase(it);
-    } else {
-      oldest = std::min(oldest, it->second.last);
-      ++it;
-    }
+void LogonThrottle::forget_expired(Clock::time_point now) {
+  while (!order_.empty()) {
+    const auto it = records_.find(*order_.front());
+    if (now - it->second.last < options_.lockout) return;
+    erase(it);
   }
-  // Full of live records: none can be forgotten before the oldest one's lockout is over.
-  next_scan_ =
-      records_.size() >= options_.max_tracked ? oldest + options_.lockout : Clock::time_point{};
+}
+
+void LogonThrottle::erase(std::unordered_map<std::string, Record>::iterator it) {
+  order_.erase(it->second.in_order);
+  records_.erase(it);
 }
 
 }  // namespace auth

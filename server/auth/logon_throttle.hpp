@@ -7,13 +7,17 @@
 // Failures further apart than the lockout never add up.
 //
 // Memory is bounded (max_tracked records) without letting anyone evict a record that still
-// counts: only records whose lockout is over are forgotten. When the table is full of live
-// records, failures from groups and names it does not hold are counted together in one
-// overflow record, which locks out every logon it covers at the group limit; so flooding from
-// new addresses locks out newcomers' key logons for a while, never unlocks the flooder's own
-// records. Certificates are never throttled. Thread-safe.
+// counts: only records whose lockout is over are forgotten, oldest first (they are kept in the
+// order of their last failure, so that costs nothing per failure). When the table is full of
+// live records, a failure that finds no room for its record is counted per name alone, and only
+// for names of principals (a name nobody holds cannot be guessed into): at --logon-max-failures
+// that name is refused from every group the table does not hold. So a flood from new addresses
+// never unlocks the flooder's own records, and locks out only the names it guesses at. That
+// overflow holds at most one record per principal. Certificates are never throttled.
+// Thread-safe.
 #include <chrono>
 #include <cstddef>
+#include <list>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -36,16 +40,18 @@ class LogonThrottle {
   // Whether logons of `name` from address group `group` are refused now.
   bool locked_out(const std::string& group, std::string_view name, Clock::time_point now);
   // A logon of `name` from `group` failed (a wrong key, an unknown name, a name without a key).
-  void failed(const std::string& group, std::string_view name, Clock::time_point now);
+  // `listed`: the name is a principal's (counted even when the table is full).
+  void failed(const std::string& group, std::string_view name, bool listed, Clock::time_point now);
   // A logon of `name` from `group` succeeded: that pair's failures are forgotten, the group's not.
   void succeeded(const std::string& group, std::string_view name);
-  // Records held now (groups and pairs; the overflow record not included).
+  // Records held now (groups and pairs; the overflow's per-name records not included).
   std::size_t tracked() const;
 
  private:
   struct Record {
     unsigned failures = 0;
     Clock::time_point last;
+    std::list<const std::string*>::iterator in_order;  // its place in order_
   };
   // The key of a (group, name) record; a group's own record is keyed by the group alone (no
   // group holds a NUL).
@@ -54,16 +60,17 @@ class LogonThrottle {
   bool locks(const Record& r, unsigned limit, Clock::time_point now) const;
   // Counts a failure in `key`'s record; false when there is no room for a new one.
   bool count(const std::string& key, Clock::time_point now);
-  static void add_failure(Record& r, Clock::time_point now, std::chrono::milliseconds lockout);
-  // Called when the table is full: forgets records whose lockout is over. A scan that frees
-  // nothing is not repeated before the oldest record can expire.
-  void make_room(Clock::time_point now);
+  void add_failure(Record& r, Clock::time_point now) const;
+  // Forgets records whose lockout is over, oldest first.
+  void forget_expired(Clock::time_point now);
+  void erase(std::unordered_map<std::string, Record>::iterator it);
 
   const Options options_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Record> records_;
-  Record overflow_;  // failures that found the table full
-  Clock::time_point next_scan_{};
+  std::list<const std::string*> order_;  // records_' keys, by last failure, oldest first
+  // Failures of principals' names that found the table full, by name.
+  std::unordered_map<std::string, Record> overflow_;
 };
 
 }  // namespace auth

@@ -51,8 +51,8 @@ void declare_security_settings(util::Settings& s, SecurityFlags& flags) {
       .at_least(1)
       .help(
           "names and address groups the throttle remembers; when all are within their lockout, "
-          "failures from the others count together and lock all of them out at the group "
-          "limit");
+          "a failure that finds no room counts by name alone (principals' names only), "
+          "locking that name out where the table holds no record of it");
 }
 
 bool is_loopback_bind(const std::string& bind) {

@@ -61,6 +61,8 @@ void FrameReader::discard() {
 }
 
 void FrameReader::clear_buffer() {
+  // A logon line not yet taken (cut short: too long, the budget, a close) may hold a key.
+  if (opening_ == Opening::LogonOrHello) std::fill(buf_.begin(), buf_.end(), '\0');
   if (buf_.capacity() > kKeptCapacity)
     std::string().swap(buf_);
   else

@@ -90,6 +90,12 @@ void Batcher::when_durable(Ticket ticket, Done done) {
     if (!failed(ticket, outcome) && ticket > committed_through_) {
       known = false;
       waiters_.emplace(ticket, std::move(done));
+      // A proof that failed before its read asked (after an archive lookup): the next commit,
+      // which starts after the read too, proves it or fails it; one is written now.
+      if (ticket <= failed_proof_through_) {
+        open_proves_ = true;
+        if (writer_idle_) wake_.notify_one();
+      }
     }
   }
   if (known) done(outcome);
@@ -218,13 +224,10 @@ void Batcher::fail_proof(Ticket ticket, CommitResult outcome) {
   std::vector<std::pair<Ticket, Done>> done;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    // Proofs failing one after another (a database away, reads still coming) make one range.
-    FailedRange* last = failed_ranges_.empty() ? nullptr : &failed_ranges_.back();
-    if (last && last->last + 1 == ticket && last->first_outcome == outcome &&
-        last->rest() == outcome)
-      last->last = ticket;
-    else
-      failed_ranges_.push_back({ticket, ticket, outcome});
+    // Not a failed range (those are kept, and a flapping database would grow them for ever):
+    // only reads wait on a proof, and one that asks later is proven by the next commit, which
+    // also starts after it (when_durable).
+    failed_proof_through_ = ticket;
     ++stats_.failures;
     done = take_waiters_through(ticket);
   }

@@ -157,7 +157,8 @@ class Batcher {
   bool seal(JournalBatch next, std::size_t last_size, Sealed& out);
   // Writes a sealed batch meant to commit; what became of it.
   CommitResult write(JournalBatch& batch, Ticket ticket);
-  // A proof (a batch with no entry) that failed short of a fence: its waiters get `outcome`.
+  // A proof (a batch with no entry) that failed short of a fence: its waiters get `outcome`;
+  // one that waits on it later waits for the next commit.
   void fail_proof(Ticket ticket, CommitResult outcome);
   // Hands a committed batch's effects on, counts it and releases its waiters.
   void finish(JournalBatch batch, Ticket ticket, std::chrono::steady_clock::time_point started);
@@ -176,6 +177,9 @@ class Batcher {
   JournalBatch open_;
   bool open_poisoned_ = false;
   bool open_proves_ = false;  // a read waits on the open batch: it is written even if empty
+  // The last proof (a batch with no entry) that failed; tickets up to it that neither committed
+  // nor failed as a write were failed proofs.
+  Ticket failed_proof_through_ = 0;
   Ticket open_ticket_ = 1;
   Ticket committed_through_ = 0;
   struct FailedRange {

@@ -219,19 +219,27 @@ TEST_CASE("A read's proof is a write that starts after it, even with nothing to 
   CHECK(batcher.stats().proofs == 2);
   // A proof that fails fails its waiters alone: nothing to rebuild.
   writes.fail_next = true;
-  auto failed = outcome_of(batcher, batcher.proof_ticket());
+  const store::Ticket failed_ticket = batcher.proof_ticket();
+  auto failed = outcome_of(batcher, failed_ticket);
   writes.wait_entered(4);
   writes.release();
   CHECK(failed.get() == store::CommitResult::NotApplied);
   CHECK(recovered == 0);
-  auto next = outcome_of(batcher, batcher.submit(entry("b"), {}).ticket);
+  // A read that asks about it only now (after an archive lookup) is not told "committed": it
+  // waits for the next commit, which starts after it too, and one is written for it.
+  auto late = outcome_of(batcher, failed_ticket);
   writes.wait_entered(5);
+  CHECK_FALSE(ready(late));
+  writes.release();
+  CHECK(late.get() == store::CommitResult::Committed);
+  auto next = outcome_of(batcher, batcher.submit(entry("b"), {}).ticket);
+  writes.wait_entered(6);
   writes.release();
   CHECK(next.get() == store::CommitResult::Committed);
   // A fenced proof is a fence like any write's.
   writes.fence_next = true;
   auto fenced = outcome_of(batcher, batcher.proof_ticket());
-  writes.wait_entered(6);
+  writes.wait_entered(7);
   writes.release();
   CHECK(fenced.get() == store::CommitResult::Fenced);
   CHECK(recovered == 1);
