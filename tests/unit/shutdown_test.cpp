@@ -8,35 +8,25 @@
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 
 #include <catch2/catch.hpp>
 
-namespace {
+#include "support/checks.hpp"
 
-// Waits (bounded) for `what`, polling: the signal thread takes a signal within its 200 ms tick.
-template <typename Fn>
-bool eventually(Fn what) {
-  for (int i = 0; i < 500; ++i) {
-    if (what()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return what();
-}
-
-}  // namespace
+using testing_support::wait_until;
+using namespace std::chrono_literals;
 
 TEST_CASE("a SIGHUP before the actions are set runs the reload when they are", "[unit]") {
   app::Shutdown shutdown{std::chrono::milliseconds(100)};
   std::atomic<int> reloads{0};
   REQUIRE(::kill(::getpid(), SIGHUP) == 0);
-  REQUIRE(eventually([&] { return shutdown.reload_pending(); }));
+  REQUIRE(wait_until([&] { return shutdown.reload_pending(); }, 5s));
   shutdown.set_actions([] {}, [] {}, [&] { ++reloads; });
   CHECK(reloads == 1);  // at once, on the thread that set the actions: before serving
   CHECK_FALSE(shutdown.reload_pending());
   // Later ones run as they come.
   REQUIRE(::kill(::getpid(), SIGHUP) == 0);
-  CHECK(eventually([&] { return reloads == 2; }));
+  CHECK(wait_until([&] { return reloads == 2; }, 5s));
   shutdown.finished();
   CHECK_FALSE(shutdown.stop_flag().requested());
 }
@@ -45,7 +35,7 @@ TEST_CASE("block_signals keeps a SIGHUP that comes before the Shutdown exists", 
   app::Shutdown::block_signals();
   REQUIRE(::kill(::getpid(), SIGHUP) == 0);  // would end the process if it were not blocked
   app::Shutdown shutdown{std::chrono::milliseconds(100)};
-  REQUIRE(eventually([&] { return shutdown.reload_pending(); }));
+  REQUIRE(wait_until([&] { return shutdown.reload_pending(); }, 5s));
   int reloads = 0;
   shutdown.set_actions([] {}, [] {}, [&] { ++reloads; });
   CHECK(reloads == 1);
