@@ -212,12 +212,16 @@ TEST_CASE("durable engine: a failed proof answers the read unavailable, nothing 
   Engine e;
   e.durable(kCreate);
   e.durable(kBuy);
-  {
+  const auto fail_writes = [&](int n) {
     std::lock_guard<std::mutex> lock(e.db.mutex);
-    e.db.fail_journal_writes = 1;
-  }
+    e.db.fail_journal_writes = n;
+  };
+  // Every write fails while the query waits: whether it asks before its proof failed or after
+  // (then the next commit, forced, is its proof), it is not answered.
+  fail_writes(1000);
   CHECK(e.submit(kQuery1).outcome == Outcome::Unavailable);
   CHECK(e.engine->available());
+  fail_writes(0);
   CHECK(has(e.durable(kQuery1), "<open shares=\"10\"/>"));
   CHECK(e.engine->summary().find("0 state reloads") != std::string::npos);
 }
