@@ -1,6 +1,9 @@
 #include "support/random_traders.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -88,18 +91,58 @@ void create_traders(unsigned short port, int first_account, int accounts,
     if (std::string(item.name()) != "created") throw std::runtime_error("setup failed");
 }
 
+namespace {
+
+// Whether `item` is the <status> an acknowledged order must have.
+bool found(const pugi::xml_node& item, const Acknowledged& ack) {
+  return std::string(item.name()) == "status" && (!ack.canceled || item.child("canceled"));
+}
+
+// One request querying `ids` of `account`: the ids whose <status> is missing or wrong, or
+// nullopt when the reply is not one item per query (over the reply budget: asked one by one).
+std::optional<std::vector<long long>> missing_among(
+    unsigned short port, const std::string& account, const std::vector<long long>& ids,
+    const std::map<long long, Acknowledged>& acked) {
+  std::string xml = "<transactions id=\"" + account + "\">";
+  for (long long id : ids) xml += "<query id=\"" + std::to_string(id) + "\"/>";
+  ParsedReply r;
+  parse_reply(send_request(port, xml + "</transactions>"), r);
+  if (r.items.size() != ids.size()) return std::nullopt;
+  std::vector<long long> missing;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (std::string(r.items[i].name()) == "error" &&
+        std::string(r.items[i].text().get()).find("reply") != std::string::npos)
+      return std::nullopt;
+    if (!found(r.items[i], acked.at(ids[i]))) missing.push_back(ids[i]);
+  }
+  return missing;
+}
+
+}  // namespace
+
 std::vector<long long> missing_orders(unsigned short port,
                                       const std::map<long long, Acknowledged>& acked) {
+  // Twenty queries a request: each request is one read, and each read waits for a commit.
+  constexpr std::size_t kPerRequest = 20;
+  std::map<std::string, std::vector<long long>> by_account;
+  for (const auto& [id, ack] : acked) by_account[ack.account].push_back(id);
   std::vector<long long> missing;
-  for (const auto& [id, ack] : acked) {
-    ParsedReply r;
-    parse_reply(send_request(port, "<transactions id=\"" + ack.account + "\"><query id=\"" +
-                                       std::to_string(id) + "\"/></transactions>"),
-                r);
-    bool ok = r.items.size() == 1 && std::string(r.items[0].name()) == "status" &&
-              (!ack.canceled || r.items[0].child("canceled"));
-    if (!ok) missing.push_back(id);
+  for (const auto& [account, ids] : by_account) {
+    for (std::size_t at = 0; at < ids.size(); at += kPerRequest) {
+      const std::vector<long long> chunk(
+          ids.begin() + static_cast<std::ptrdiff_t>(at),
+          ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), at + kPerRequest)));
+      auto lost = missing_among(port, account, chunk, acked);
+      if (!lost) {
+        lost.emplace();
+        for (long long id : chunk)
+          if (missing_among(port, account, {id}, acked) != std::vector<long long>{})
+            lost->push_back(id);
+      }
+      missing.insert(missing.end(), lost->begin(), lost->end());
+    }
   }
+  std::sort(missing.begin(), missing.end());
   return missing;
 }
 
