@@ -34,7 +34,8 @@ core=(server/market/decimal.cpp server/market/order_book.cpp server/market/engin
   server/net/buffer_budget.cpp server/net/framing.cpp server/protocol/render.cpp \
   server/protocol/reject_text.cpp server/market/decimal.cpp common/wire/xml_escape.cpp \
   server/auth/gate.cpp server/auth/principals.cpp server/auth/key.cpp \
-  server/auth/logon_throttle.cpp server/util/log.cpp -lcrypto -o "$out/fuzz_session"
+  server/auth/logon_throttle.cpp server/auth/address_group.cpp server/util/log.cpp -lcrypto \
+  -o "$out/fuzz_session"
 
 for target in parse framing session; do
   echo "== fuzz_$target: $runs runs"
