@@ -29,11 +29,18 @@ struct OrderRow {
   OrderId id = 0;
   std::string account;
   std::string symbol;
-  Decimal amount;
-  Decimal limit;
-  Decimal open;
+  Decimal amount;  // as placed, or as a <replace> set it: executed + open (+ canceled)
+  Decimal limit;   // zero for a market order (stored as NULL)
+  Decimal open;    // a waiting stop's whole amount
   std::int64_t created_at = 0;
   std::optional<std::int64_t> canceled_at;
+  // Time priority within its price level: the smaller rests first. A new order's is above
+  // every earlier one's; a replace that loses priority and a stop's trigger give a new one.
+  std::int64_t priority = 0;
+  std::optional<Decimal> stop;  // set while a stop-limit order waits for its trigger
+  // Set when amount, limit, priority or stop changed on an order stored before (a replace, a
+  // trigger): the projection then writes those columns too, not only open and canceled_at.
+  bool revised = false;
 };
 
 struct ExecutionRow {
