@@ -45,15 +45,28 @@ ResultItem apply_transaction(std::size_t index, const std::string& account,
   ResultItem r;
   switch (item.kind) {
     case TransactionItem::Kind::Order: {
-      if (auto why =
-              admission.place_order(index, engine, account, item.symbol, item.amount, item.limit))
+      if (auto why = admission.place_order(index, engine, account, item.symbol, item.terms))
         return error(item.echo, std::move(*why));
-      auto placed = engine.place_order(account, item.symbol, item.amount, item.limit, now, fx);
-      if (placed.reject) return error(item.echo, std::move(*placed.reject));
+      auto placed =
+          engine.place(account, item.symbol, item.terms, now, fx, admission.execution_budget());
+      if (placed.reject)
+        return error(item.echo, admission.engine_refused(index, std::move(*placed.reject)));
+      admission.spent(placed.executions);
       r.kind = ResultItem::Kind::Opened;
       r.attrs = item.echo;
       r.attrs.emplace_back("id", std::to_string(placed.id));
       return r;
+    }
+    case TransactionItem::Kind::Replace: {
+      if (!item.order_id_exists) return error(item.echo, Reject(Reason::NoSuchOrder));
+      if (auto why = admission.replace(index)) return error(item.echo, std::move(*why));
+      std::size_t executions = 0;
+      if (auto why = engine.replace(account, item.order_id, item.terms.amount, item.terms.limit,
+                                    now, fx, executions, admission.execution_budget()))
+        return error(item.echo, admission.engine_refused(index, std::move(*why)));
+      admission.spent(executions);
+      r.kind = ResultItem::Kind::Replaced;
+      break;
     }
     case TransactionItem::Kind::Query: {
       const market::Order* order =

@@ -67,23 +67,49 @@ std::optional<market::Reject> Admission::add_shares(std::size_t index, const mar
   return std::nullopt;
 }
 
-std::optional<market::Reject> Admission::place_order(
-    std::size_t index, const market::Engine& engine, const std::string& account,
-    const std::string& symbol, market::Decimal amount, market::Decimal limit) {
+std::optional<market::Reject> Admission::place_order(std::size_t index,
+                                                     const market::Engine& engine,
+                                                     const std::string& account,
+                                                     const std::string& symbol,
+                                                     const market::OrderTerms& terms) {
   if (replaying_) return as_live_run(index);
-  const auto ahead = engine.look_ahead(symbol, amount, limit, executions_left_);
-  if (ahead.executions > executions_left_)
-    return refuse(index, market::Reason::TooManyExecutions, limits_.max_executions_per_request);
-  if (!ahead.filled) {
-    // It would rest on the book.
+  bool rests = terms.stop.has_value();  // a stop waits; it executes nothing now
+  if (!terms.stop) {
+    // A market buy's executions depend on what it can pay: the engine counts those.
+    const bool market_buy = terms.is_market() && terms.amount.is_positive();
+    const auto ahead = market_buy
+                           ? market::OrderBook::Lookahead{}
+                           : engine.look_ahead(symbol, terms.amount, terms.limit, executions_left_);
+    if (ahead.executions > executions_left_)
+      return refuse(index, market::Reason::TooManyExecutions, limits_.max_executions_per_request);
+    rests = terms.tif == market::TimeInForce::GoodTillCanceled && !ahead.filled;
+  }
+  if (rests) {
     if (engine.open_order_count() >= limits_.max_open_orders)
       return refuse(index, market::Reason::TooManyOpenOrders, limits_.max_open_orders);
     if (engine.open_orders_of(account) >= limits_.max_open_orders_per_account)
       return refuse(index, market::Reason::TooManyOpenOrdersForAccount,
                     limits_.max_open_orders_per_account);
   }
-  executions_left_ -= ahead.executions;
   return std::nullopt;
+}
+
+std::optional<market::Reject> Admission::replace(std::size_t index) {
+  if (replaying_) return as_live_run(index);
+  return std::nullopt;
+}
+
+std::size_t Admission::execution_budget() const {
+  return replaying_ ? market::Engine::kNoBudget : executions_left_;
+}
+
+void Admission::spent(std::size_t executions) {
+  if (!replaying_) executions_left_ -= std::min(executions, executions_left_);
+}
+
+market::Reject Admission::engine_refused(std::size_t index, market::Reject why) {
+  if (replaying_ || why.reason != market::Reason::TooManyExecutions) return why;
+  return refuse(index, market::Reason::TooManyExecutions, limits_.max_executions_per_request);
 }
 
 std::size_t Admission::status_bytes(std::size_t fills) {

@@ -52,10 +52,21 @@ class Admission {
                                                const std::string& account);
   std::optional<market::Reject> add_shares(std::size_t index, const market::Engine& engine,
                                            const std::string& symbol);
-  // Counts the executions the order would cause against the request's budget.
+  // Refuses an order that would rest (a GTC that does not fill, a stop) past the open-order
+  // limits, or that would by itself execute more than the request has left (the engine, given
+  // execution_budget(), also counts the stops it triggers and what a market buy can pay).
   std::optional<market::Reject> place_order(std::size_t index, const market::Engine& engine,
                                             const std::string& account, const std::string& symbol,
-                                            market::Decimal amount, market::Decimal limit);
+                                            const market::OrderTerms& terms);
+  // A <replace>: only a replay's verdict; the engine keeps it within execution_budget().
+  std::optional<market::Reject> replace(std::size_t index);
+  // The executions the request has left for the engine (a replay: no limit).
+  std::size_t execution_budget() const;
+  // The engine applied a child that caused `executions` executions.
+  void spent(std::size_t executions);
+  // The engine refused the child at `index`: a refusal over execution_budget() is a limit's,
+  // noted like the others (with the limit its text names); any other is the state's.
+  market::Reject engine_refused(std::size_t index, market::Reject why);
   // A <status> or <canceled> with `fills` executions: counts its bytes against the reply's
   // budget. For a cancel, call it before cancelling.
   std::optional<market::Reject> reply_status(std::size_t index, std::size_t fills);

@@ -1,6 +1,8 @@
 #include "market/engine.hpp"
 
 #include <algorithm>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 
 namespace market {
@@ -11,13 +13,6 @@ namespace {
 void require(bool holds, const char* what) {
   if (!holds)
     throw std::invalid_argument(std::string("market::Engine: precondition failed: ") + what);
-}
-
-Reject short_of(Reason reason, Decimal needed, Decimal held) {
-  Reject r(reason);
-  r.needed = needed;
-  r.held = held;
-  return r;
 }
 
 }  // namespace
@@ -45,81 +40,6 @@ std::optional<Reject> Engine::add_shares(const std::string& symbol, const std::s
   return std::nullopt;
 }
 
-Engine::Placed Engine::place_order(const std::string& account, const std::string& symbol,
-                                   Decimal amount, Decimal limit, std::int64_t now, Effects& fx) {
-  require(!amount.is_zero(), "an order's amount must not be zero");
-  require(limit.is_positive(), "an order's limit must be positive");
-  auto acct_it = accounts_.find(account);
-  if (acct_it == accounts_.end()) return {Reject(Reason::UnknownAccount)};
-  auto book_it = books_.find(symbol);
-  if (book_it == books_.end()) return {Reject(Reason::UnknownSymbol)};
-  Account& acct = acct_it->second;
-
-  // Reserve first: the reservation and the opening of the order are one step.
-  if (amount.is_positive()) {
-    Decimal cost = amount * limit;
-    if (acct.cash < cost) return {short_of(Reason::InsufficientFunds, cost, acct.cash)};
-    acct.cash -= cost;
-    record(acct, account, fx);
-  } else {
-    auto pos = acct.positions.find(symbol);
-    Decimal held = pos == acct.positions.end() ? Decimal() : pos->second.amount;
-    if (held < amount.abs()) return {short_of(Reason::InsufficientShares, amount.abs(), held)};
-    pos->second.amount -= amount.abs();
-    record_position(account, symbol, pos->second, fx);
-  }
-
-  OrderId id = next_order_id_++;
-  Order& order = orders_[id];
-  order.id = id;
-  order.owner = &acct;
-  order.account = account;
-  order.symbol = symbol;
-  order.amount = amount;
-  order.limit = limit;
-  order.open = amount.abs();
-  order.created_at = now;
-
-  OrderBook& book = book_it->second;
-  while (order.open.is_positive()) {
-    Order* resting = book.best_match(order);
-    if (!resting) break;
-    Decimal shares = min(order.open, resting->open);
-    // The resting order sets the price.
-    if (order.is_buy())
-      execute(order, *resting, shares, resting->limit, now, fx);
-    else
-      execute(*resting, order, shares, resting->limit, now, fx);
-    if (!resting->open.is_positive()) take_off(book, *resting);
-    record(*resting, fx);
-  }
-  if (order.open.is_positive()) rest(book, order);
-  record(order, fx);
-  return {std::nullopt, id};
-}
-
-void Engine::execute(Order& buy, Order& sell, Decimal shares, Decimal price, std::int64_t now,
-                     Effects& fx) {
-  Account& buyer = *buy.owner;
-  Account& seller = *sell.owner;
-  seller.cash += shares * price;
-  // The buyer reserved at its limit; what it did not need to pay goes back.
-  buyer.cash += shares * (buy.limit - price);
-  // A buy's position may not exist before its first fill.
-  if (!buy.position) buy.position = &buyer.positions[buy.symbol];
-  Position& pos = *buy.position;
-  pos.amount += shares;
-  buy.open -= shares;
-  sell.open -= shares;
-  buy.fills.push_back({shares, price, now});
-  sell.fills.push_back({shares, price, now});
-
-  record(seller, sell.account, fx);
-  if (buy.account != sell.account) record(buyer, buy.account, fx);
-  record_position(buy.account, buy.symbol, pos, fx);
-  fx.executions.push_back({next_execution_id_++, buy.id, sell.id, shares, price, now});
-}
-
 const Order* Engine::find_own_order(const std::string& account, OrderId id) const {
   auto it = orders_.find(id);
   if (it == orders_.end() || it->second.account != account) return nullptr;
@@ -133,20 +53,26 @@ std::optional<Reject> Engine::cancel(const std::string& account, OrderId id, std
   Order& order = it->second;
   if (!order.is_open()) return Reject(Reason::NothingToCancel);
 
-  take_off(books_.at(order.symbol), order);
-  Account& acct = *order.owner;
-  if (order.is_buy()) {
-    acct.cash += order.open * order.limit;
-    record(acct, account, fx);
-  } else {
-    Position& pos = acct.positions[order.symbol];
-    pos.amount += order.open;
-    record_position(account, order.symbol, pos, fx);
-  }
+  unlink(books_.at(order.symbol), order);  // off the book, or off the stops if it waits
+  count_open(order, -1);
+  release(order, fx);
   order.canceled_at = now;
   record(order, fx);
   status = status_of(order);
   return std::nullopt;
+}
+
+void Engine::release(Order& order, Effects& fx) {
+  Account& acct = *order.owner;
+  if (order.is_buy()) {
+    if (order.is_market()) return;  // a market buy reserved nothing
+    add_cash(acct, order.open * order.limit);
+    record(acct, order.account, fx);
+  } else {
+    Position& pos = position_of(acct, order.symbol);
+    add_shares_held(acct, pos, order.open);
+    record_position(order.account, order.symbol, pos, fx);
+  }
 }
 
 OrderStatus Engine::status_of(const Order& order) {
@@ -157,21 +83,10 @@ OrderStatus Engine::status_of(const Order& order) {
     s.canceled_at = *order.canceled_at;
   } else {
     s.open = order.open;
+    s.stop = order.stop;
   }
   s.fills = order.fills;
   return s;
-}
-
-void Engine::rest(OrderBook& book, Order& order) {
-  book.add(order);
-  ++open_orders_;
-  ++order.owner->open_orders;
-}
-
-void Engine::take_off(OrderBook& book, Order& order) {
-  book.remove(order);
-  --open_orders_;
-  --order.owner->open_orders;
 }
 
 std::size_t Engine::open_orders_of(const std::string& account) const {
@@ -200,9 +115,9 @@ void Engine::record_position(const std::string& account, const std::string& symb
   fx.positions.push_back({account, symbol, pos.amount, pos.granted});
 }
 
-void Engine::record(const Order& order, Effects& fx) {
+void Engine::record(const Order& order, Effects& fx, bool revised) {
   fx.orders.push_back({order.id, order.account, order.symbol, order.amount, order.limit, order.open,
-                       order.created_at, order.canceled_at});
+                       order.created_at, order.canceled_at, order.priority, order.stop, revised});
 }
 
 void Engine::load_symbol(const std::string& symbol) { books_.try_emplace(symbol); }
@@ -229,7 +144,10 @@ void Engine::load_order(const OrderRow& row) {
   order.open = row.open;
   order.created_at = row.created_at;
   order.canceled_at = row.canceled_at;
+  order.priority = row.priority != 0 ? row.priority : row.id;  // 0: stored before priorities
+  order.stop = row.stop;
   next_order_id_ = std::max(next_order_id_, row.id + 1);
+  next_priority_ = std::max({next_priority_, next_order_id_, order.priority + 1});
 }
 
 void Engine::load_execution(const ExecutionRow& row) {
@@ -245,6 +163,7 @@ void Engine::load_execution(const ExecutionRow& row) {
 void Engine::set_next_ids(OrderId next_order_id, std::int64_t next_execution_id) {
   next_order_id_ = std::max(next_order_id_, next_order_id);
   next_execution_id_ = std::max(next_execution_id_, next_execution_id);
+  next_priority_ = std::max(next_priority_, next_order_id_);
 }
 
 std::vector<OrderId> Engine::closed_orders(const Effects& fx) {
@@ -260,12 +179,17 @@ void Engine::forget(OrderId id) {
 }
 
 void Engine::finish_loading() {
-  // Ids grow with arrival, so resting orders in id order restores time priority.
+  // Resting orders in priority order restores time priority; waiting stops go with the stops.
   std::vector<Order*> open;
   for (auto& [id, order] : orders_)
     if (order.is_open()) open.push_back(&order);
-  std::sort(open.begin(), open.end(), [](Order* a, Order* b) { return a->id < b->id; });
-  for (Order* order : open) rest(books_.at(order->symbol), *order);
+  std::sort(open.begin(), open.end(), [](Order* a, Order* b) {
+    return a->priority != b->priority ? a->priority < b->priority : a->id < b->id;
+  });
+  for (Order* order : open) {
+    link(books_.at(order->symbol), *order);
+    count_open(*order, 1);
+  }
 }
 
 void Engine::clear() {
@@ -277,6 +201,40 @@ void Engine::clear() {
   // again from the stored ones keeps the live engine in step with a replay of the journal.
   next_order_id_ = 1;
   next_execution_id_ = 1;
+  next_priority_ = 1;
+  end_step();
+}
+
+std::string Engine::describe() const {
+  std::ostringstream out;
+  const std::map<std::string, const Account*> accounts = [&] {
+    std::map<std::string, const Account*> m;
+    for (const auto& [id, acct] : accounts_) m.emplace(id, &acct);
+    return m;
+  }();
+  for (const auto& [id, acct] : accounts) {
+    out << "account " << id << " cash " << acct->cash.to_string() << " open " << acct->open_orders
+        << '\n';
+    std::map<std::string, const Position*> positions;
+    for (const auto& [sym, pos] : acct->positions) positions.emplace(sym, &pos);
+    for (const auto& [sym, pos] : positions)
+      out << "  position " << sym << ' ' << pos->amount.to_string() << '\n';
+  }
+  std::map<OrderId, const Order*> orders;
+  for (const auto& [id, order] : orders_) orders.emplace(id, &order);
+  for (const auto& [id, o] : orders) {
+    out << "order " << id << ' ' << o->account << ' ' << o->symbol << ' ' << o->amount.to_string()
+        << " @" << o->limit.to_string() << " open " << o->open.to_string() << " priority "
+        << o->priority << (o->stop ? " stop " + o->stop->to_string() : "")
+        << (o->canceled_at ? " canceled " + std::to_string(*o->canceled_at) : "") << " fills "
+        << o->fills.size() << '\n';
+  }
+  std::map<std::string, const OrderBook*> books;
+  for (const auto& [sym, book] : books_) books.emplace(sym, &book);
+  for (const auto& [sym, book] : books) out << "book " << sym << '\n' << book->describe();
+  out << "next order " << next_order_id_ << " execution " << next_execution_id_ << " open "
+      << open_orders_ << '\n';
+  return out.str();
 }
 
 }  // namespace market

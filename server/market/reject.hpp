@@ -56,6 +56,11 @@ enum class Reason : std::uint8_t {
   ZeroAmount,
   NonPositiveLimit,
   SymbolWithoutAccounts,
+  InvalidTif,        // value
+  MarketWithoutTif,  // a market order (no limit) without IOC or FOK
+  StopWithoutGtc,    // a stop order with tif IOC or FOK
+  NonPositiveStop,
+  NonPositiveNewShares,  // a <replace>'s shares
 
   // One child (the engine; app for the acting account and archived orders): state rules.
   AccountExists,
@@ -65,6 +70,9 @@ enum class Reason : std::uint8_t {
   InsufficientShares,  // needed: the shares it sells; held: the position
   NoSuchOrder,         // not the account's, or no order at all: the text does not tell which
   NothingToCancel,
+  NothingToReplace,
+  StopNotTriggered,    // a <replace> of a stop that still waits
+  FillOrKillUnfilled,  // a FOK the book cannot fill at once
 
   // One child (app: admission and the order archive): limits and availability.
   TooManyAccounts,              // limit (--max-accounts)

@@ -27,14 +27,16 @@ struct CreateItem {
 };
 
 struct TransactionItem {
-  enum class Kind { Order, Query, Cancel };
+  enum class Kind { Order, Query, Cancel, Replace };
   Kind kind = Kind::Order;
   Attributes echo;                        // the child's own attributes
   std::optional<market::Reject> invalid;  // set: refused as written, nothing is applied
   std::string symbol;                     // Order
-  market::Decimal amount, limit;          // Order: amount != 0, limit > 0
-  market::OrderId order_id = 0;           // Query, Cancel
-  bool order_id_exists = true;            // false when the id cannot name any order (too large)
+  // Order: amount != 0, limit > 0 or zero (a market order, IOC or FOK), stop and tif.
+  // Replace: the new open remainder (amount, > 0) and limit (> 0).
+  market::OrderTerms terms;
+  market::OrderId order_id = 0;  // Query, Cancel, Replace
+  bool order_id_exists = true;   // false when the id cannot name any order (too large)
 };
 
 struct Command {

@@ -256,23 +256,75 @@ void parse_create(const pugi::xml_node& root, Command& cmd) {
   }
 }
 
+// An optional attribute: its value, or null when absent.
+const char* optional_attribute(const pugi::xml_node& node, const char* name) {
+  pugi::xml_attribute a = node.attribute(name);
+  return a ? a.value() : nullptr;
+}
+
+void parse_tif(const char* text, TransactionItem& item) {
+  using market::TimeInForce;
+  if (!text || std::strcmp(text, "GTC") == 0)
+    item.terms.tif = TimeInForce::GoodTillCanceled;
+  else if (std::strcmp(text, "IOC") == 0)
+    item.terms.tif = TimeInForce::ImmediateOrCancel;
+  else if (std::strcmp(text, "FOK") == 0)
+    item.terms.tif = TimeInForce::FillOrKill;
+  else if (!item.invalid) {
+    item.invalid = Reject(Reason::InvalidTif);
+    item.invalid->value = text;
+  }
+}
+
+// <order sym amount [limit] [tif] [stop]>: docs/PROTOCOL.md, sections 4.1 and 4.5-4.7. Without
+// a limit it is a market order (terms.limit stays zero).
+void parse_order(const pugi::xml_node& child, TransactionItem& item) {
+  item.kind = TransactionItem::Kind::Order;
+  market::OrderTerms& terms = item.terms;
+  item.symbol = required(child, "sym", item.invalid);
+  std::string amount = required(child, "amount", item.invalid);
+  const char* limit = optional_attribute(child, "limit");
+  const char* stop = optional_attribute(child, "stop");
+  if (stop && !limit && !item.invalid) item.invalid = named(Reason::MissingAttribute, "limit");
+  if (!is_valid_symbol(item.symbol)) refuse(item.invalid, Reason::InvalidSymbol);
+  parse_number(amount, "amount", terms.amount, item.invalid);
+  if (limit) parse_number(limit, "limit", terms.limit, item.invalid);
+  parse_tif(optional_attribute(child, "tif"), item);
+  if (stop) {
+    terms.stop.emplace();
+    parse_number(stop, "stop", *terms.stop, item.invalid);
+  }
+  if (terms.amount.is_zero()) refuse(item.invalid, Reason::ZeroAmount);
+  if (limit && !terms.limit.is_positive()) refuse(item.invalid, Reason::NonPositiveLimit);
+  if (stop && !terms.stop->is_positive()) refuse(item.invalid, Reason::NonPositiveStop);
+  const bool gtc = terms.tif == market::TimeInForce::GoodTillCanceled;
+  if (!limit && gtc) refuse(item.invalid, Reason::MarketWithoutTif);
+  if (stop && !gtc) refuse(item.invalid, Reason::StopWithoutGtc);
+}
+
+// <replace id shares limit>: docs/PROTOCOL.md, section 4.8.
+void parse_replace(const pugi::xml_node& child, TransactionItem& item) {
+  item.kind = TransactionItem::Kind::Replace;
+  parse_order_id(required(child, "id", item.invalid), item);
+  std::string shares = required(child, "shares", item.invalid);
+  std::string limit = required(child, "limit", item.invalid);
+  parse_number(shares, "shares", item.terms.amount, item.invalid);
+  parse_number(limit, "limit", item.terms.limit, item.invalid);
+  if (!item.terms.amount.is_positive()) refuse(item.invalid, Reason::NonPositiveNewShares);
+  if (!item.terms.limit.is_positive()) refuse(item.invalid, Reason::NonPositiveLimit);
+}
+
 TransactionItem parse_transaction_child(const pugi::xml_node& child) {
   TransactionItem item;
   item.echo = attributes_of(child);
   const char* name = child.name();
   if (std::strcmp(name, "order") == 0) {
-    item.kind = TransactionItem::Kind::Order;
-    item.symbol = required(child, "sym", item.invalid);
-    std::string amount = required(child, "amount", item.invalid);
-    std::string limit = required(child, "limit", item.invalid);
-    if (!is_valid_symbol(item.symbol)) refuse(item.invalid, Reason::InvalidSymbol);
-    parse_number(amount, "amount", item.amount, item.invalid);
-    parse_number(limit, "limit", item.limit, item.invalid);
-    if (item.amount.is_zero()) refuse(item.invalid, Reason::ZeroAmount);
-    if (!item.limit.is_positive()) refuse(item.invalid, Reason::NonPositiveLimit);
+    parse_order(child, item);
   } else if (std::strcmp(name, "query") == 0 || std::strcmp(name, "cancel") == 0) {
     item.kind = name[0] == 'q' ? TransactionItem::Kind::Query : TransactionItem::Kind::Cancel;
     parse_order_id(required(child, "id", item.invalid), item);
+  } else if (std::strcmp(name, "replace") == 0) {
+    parse_replace(child, item);
   } else {
     item.invalid = named(Reason::UnknownElement, name, "transactions");
   }

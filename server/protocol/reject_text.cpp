@@ -83,6 +83,16 @@ std::string reject_text(const market::Reject& r) {
       return "Invalid limit: must be positive";
     case Reason::SymbolWithoutAccounts:
       return "<symbol> needs at least one <account> child";
+    case Reason::InvalidTif:
+      return "Invalid tif: must be GTC, IOC or FOK";
+    case Reason::MarketWithoutTif:
+      return "Invalid order: a market order (no limit) needs tif IOC or FOK";
+    case Reason::StopWithoutGtc:
+      return "Invalid order: a stop order's tif must be GTC";
+    case Reason::NonPositiveStop:
+      return "Invalid stop: must be positive";
+    case Reason::NonPositiveNewShares:
+      return "Invalid shares: must be positive";
 
     case Reason::AccountExists:
       return "Account already exists";
@@ -100,6 +110,13 @@ std::string reject_text(const market::Reject& r) {
       return "No such order for this account";
     case Reason::NothingToCancel:
       return "Order has nothing open to cancel";
+    case Reason::NothingToReplace:
+      return "Order has nothing open to replace";
+    case Reason::StopNotTriggered:
+      return "Order is a stop that has not triggered: cancel it and place a new one";
+    case Reason::FillOrKillUnfilled:
+      return "Fill or kill: the book cannot fill the whole amount at once within the limit; "
+             "nothing was applied";
 
     case Reason::TooManyAccounts:
       return "Too many accounts: the exchange holds " + number(r.limit) + " (--max-accounts)";
@@ -107,8 +124,8 @@ std::string reject_text(const market::Reject& r) {
       return "Too many symbols: the exchange holds " + number(r.limit) + " (--max-symbols)";
     case Reason::TooManyExecutions:
       return "Order refused: one request may execute against at most " + number(r.limit) +
-             " resting orders (--max-executions-per-request) and this order needs more; place a "
-             "smaller amount or split the request";
+             " resting orders (--max-executions-per-request) and this order (with the stops it "
+             "triggers) needs more; place a smaller amount or split the request";
     case Reason::TooManyOpenOrders:
       return "Too many open orders on the exchange: " + number(r.limit) +
              " (--max-open-orders); retry later";

@@ -41,6 +41,10 @@ void append_item(std::string& out, const ResultItem& item) {
       open_tag(out, "opened", item.attrs);
       out += "/>\n";
       break;
+    case ResultItem::Kind::Replaced:
+      open_tag(out, "replaced", item.attrs);
+      out += "/>\n";
+      break;
     case ResultItem::Kind::Error:
       open_tag(out, "error", item.attrs);
       out += '>';
@@ -53,8 +57,12 @@ void append_item(std::string& out, const ResultItem& item) {
       const char* name = item.kind == ResultItem::Kind::Status ? "status" : "canceled";
       open_tag(out, name, item.attrs);
       out += ">\n";
-      if (item.kind == ResultItem::Kind::Status && item.status.open.is_positive())
-        out += "    <open shares=\"" + item.status.open.to_string() + "\"/>\n";
+      const market::OrderStatus& s = item.status;
+      if (item.kind == ResultItem::Kind::Status && s.stop && s.open.is_positive())
+        out += "    <waiting shares=\"" + s.open.to_string() + "\" stop=\"" + s.stop->to_string() +
+               "\"/>\n";
+      else if (item.kind == ResultItem::Kind::Status && s.open.is_positive())
+        out += "    <open shares=\"" + s.open.to_string() + "\"/>\n";
       append_fills(out, item.status);
       out += "  </";
       out += name;

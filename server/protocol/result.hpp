@@ -13,7 +13,7 @@
 namespace protocol {
 
 struct ResultItem {
-  enum class Kind { Created, Opened, Status, Canceled, Error };
+  enum class Kind { Created, Opened, Status, Canceled, Replaced, Error };
   Kind kind = Kind::Error;
   Attributes attrs;
   std::optional<market::Reject> reject;  // Error: why the child was refused

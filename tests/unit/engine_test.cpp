@@ -899,7 +899,7 @@ TEST_CASE("loading only open orders: fills of closed counterparts are skipped", 
   e.load_position({"1", "X", dec("5"), dec("5")});
   e.load_position({"2", "X", dec("5"), dec("10")});
   // Order 7 (a buy of 2, closed, not loaded) took 2 of sell order 9.
-  e.load_order({9, "2", "X", dec("-5"), dec("30"), dec("3"), 100, std::nullopt});
+  e.load_order({9, "2", "X", dec("-5"), dec("30"), dec("3"), 100, std::nullopt, 9, std::nullopt});
   CHECK_NOTHROW(e.load_execution({4, 7, 9, dec("2"), dec("30"), 101}));
   e.set_next_ids(12, 8);
   e.finish_loading();

@@ -786,8 +786,8 @@ TEST_CASE("parse: Command structure", "[protocol][parse]") {
   REQUIRE(c.transactions.size() == 3);
   CHECK(c.transactions[0].kind == TransactionItem::Kind::Order);
   CHECK(c.transactions[0].symbol == "X");
-  CHECK(c.transactions[0].amount.to_string() == "-1.5");
-  CHECK(c.transactions[0].limit.to_string() == "3");
+  CHECK(c.transactions[0].terms.amount.to_string() == "-1.5");
+  CHECK(c.transactions[0].terms.limit.to_string() == "3");
   CHECK_FALSE(c.transactions[0].invalid.has_value());
   CHECK(c.transactions[1].kind == TransactionItem::Kind::Query);
   CHECK(c.transactions[1].order_id == 7);
@@ -865,7 +865,35 @@ TEST_CASE("parse: value rules, each child with its reason", "[protocol][parse]")
   CHECK(transaction_reason(order("X", "1", "abc")) == Reason::NotANumber);
   // The first rule broken wins: the symbol is checked before the numbers.
   CHECK(transaction_reason(order("X Y", "0", "-1")) == Reason::InvalidSymbol);
-  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\"/>") == Reason::MissingAttribute);
+  CHECK(transaction_reason("<order amount=\"1\" limit=\"1\"/>") == Reason::MissingAttribute);
+  // PROTOCOL 4.5-4.8: tif, market orders, stops and replace.
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\"/>") == Reason::MarketWithoutTif);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" tif=\"GTC\"/>") ==
+        Reason::MarketWithoutTif);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" tif=\"IOC\"/>") == std::nullopt);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"-1\" tif=\"FOK\"/>") == std::nullopt);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" limit=\"1\" tif=\"ioc\"/>") ==
+        Reason::InvalidTif);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" limit=\"1\" tif=\"\"/>") ==
+        Reason::InvalidTif);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" limit=\"2\" stop=\"1\"/>") ==
+        std::nullopt);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" stop=\"1\"/>") ==
+        Reason::MissingAttribute);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" limit=\"2\" stop=\"0\"/>") ==
+        Reason::NonPositiveStop);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" limit=\"2\" stop=\"1e3\"/>") ==
+        Reason::NotANumber);
+  CHECK(transaction_reason("<order sym=\"X\" amount=\"1\" limit=\"2\" stop=\"1\" tif=\"IOC\"/>") ==
+        Reason::StopWithoutGtc);
+  CHECK(transaction_reason("<replace id=\"1\" shares=\"2\" limit=\"3\"/>") == std::nullopt);
+  CHECK(transaction_reason("<replace id=\"1\" shares=\"0\" limit=\"3\"/>") ==
+        Reason::NonPositiveNewShares);
+  CHECK(transaction_reason("<replace id=\"1\" shares=\"2\" limit=\"-3\"/>") ==
+        Reason::NonPositiveLimit);
+  CHECK(transaction_reason("<replace id=\"1\" shares=\"2\"/>") == Reason::MissingAttribute);
+  CHECK(transaction_reason("<replace id=\"a\" shares=\"2\" limit=\"3\"/>") ==
+        Reason::InvalidOrderId);
   CHECK(transaction_reason("<query id=\"x\"/>") == Reason::InvalidOrderId);
   CHECK(transaction_reason("<cancel/>") == Reason::MissingAttribute);
   CHECK(transaction_reason("<bogus/>") == Reason::UnknownElement);

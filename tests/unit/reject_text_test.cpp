@@ -111,12 +111,26 @@ std::vector<Case> every_reason() {
 
   add(with_numbers(Reason::TooManyAccounts, 0, 1000000),
       "Too many accounts: the exchange holds 1000000 (--max-accounts)");
+  Reject tif(Reason::InvalidTif);
+  tif.value = "DAY";
+  add(tif, "Invalid tif: must be GTC, IOC or FOK");
+  add(Reject(Reason::MarketWithoutTif),
+      "Invalid order: a market order (no limit) needs tif IOC or FOK");
+  add(Reject(Reason::StopWithoutGtc), "Invalid order: a stop order's tif must be GTC");
+  add(Reject(Reason::NonPositiveStop), "Invalid stop: must be positive");
+  add(Reject(Reason::NonPositiveNewShares), "Invalid shares: must be positive");
+  add(Reject(Reason::NothingToReplace), "Order has nothing open to replace");
+  add(Reject(Reason::StopNotTriggered),
+      "Order is a stop that has not triggered: cancel it and place a new one");
+  add(Reject(Reason::FillOrKillUnfilled),
+      "Fill or kill: the book cannot fill the whole amount at once within the limit; nothing "
+      "was applied");
   add(with_numbers(Reason::TooManySymbols, 0, 10000),
       "Too many symbols: the exchange holds 10000 (--max-symbols)");
   add(with_numbers(Reason::TooManyExecutions, 0, 10000),
       "Order refused: one request may execute against at most 10000 resting orders "
-      "(--max-executions-per-request) and this order needs more; place a smaller amount or "
-      "split the request");
+      "(--max-executions-per-request) and this order (with the stops it triggers) needs more; "
+      "place a smaller amount or split the request");
   add(with_numbers(Reason::TooManyOpenOrders, 0, 2000000),
       "Too many open orders on the exchange: 2000000 (--max-open-orders); retry later");
   add(with_numbers(Reason::TooManyOpenOrdersForAccount, 0, 10000),
