@@ -131,7 +131,8 @@ std::vector<Element> ReferenceMarket::apply(const Element& request, std::int64_t
 // Section 3: <account id balance/>.
 Element ReferenceMarket::create_account(const Element& child) {
   const std::string id = *child.attr("id");
-  if (state_.accounts.count(id)) return error(child, "Account already exists", TextCheck::Exact);
+  if (state_.accounts.count(id))  // the error carries the id alone
+    return Element{"error", {{"id", id}}, {}, "Account already exists", TextCheck::Exact};
   state_.accounts[id].cash = *number(child.attr("balance"));
   return Element{"created", {{"id", id}}, {}, {}, TextCheck::Exact};
 }
@@ -158,10 +159,12 @@ std::vector<Element> ReferenceMarket::grant_shares(const Element& symbol) {
 Element ReferenceMarket::transaction_child(const std::string& account, const Element& child) {
   // Section 4: an unknown account gets an <error> for every child, with its own attributes.
   if (!state_.accounts.count(account)) return error(child, {}, TextCheck::Any);
-  if (child.name == "order") return place(account, child);
-  if (child.name == "query") return query(account, child);
-  if (child.name == "cancel") return cancel(account, child);
-  return replace(account, child);
+  Element reply = child.name == "order"    ? place(account, child)
+                  : child.name == "query"  ? query(account, child)
+                  : child.name == "cancel" ? cancel(account, child)
+                                           : replace(account, child);
+  if (reply.name == "error") hit(child.name + " refused: " + reply.text.substr(0, 40));
+  return reply;
 }
 
 // 4.1, 4.5, 4.6, 4.7: <order>.
@@ -264,6 +267,7 @@ Element ReferenceMarket::cancel(const std::string& account, const Element& child
   Order* o = own_order(account, *child.attr("id"));
   if (!o) return error(child, {}, TextCheck::Any);
   if (o->waiting) {
+    hit("waiting stop canceled");
     o->waiting = false;
     o->open = o->amount.abs();  // the reservation it made at placement goes back
   } else if (!o->on_book || o->open.is_zero()) {
@@ -298,6 +302,9 @@ Element ReferenceMarket::replace(const std::string& account, const Element& chil
   const Decimal extra = o.buy ? *shares * *limit - o.open * *o.limit : *shares - o.open;
   // Priority: kept only for the same limit and a remainder no larger (equal changes nothing).
   const bool keeps_priority = *limit == *o.limit && *shares <= o.open;
+  const char* how = !keeps_priority     ? "replace loses priority"
+                    : *shares == o.open ? "replace changes nothing"
+                                        : "replace keeps priority";
   std::optional<Element> refused;
   if (o.buy && extra > acct.cash) {
     refused = error(child, insufficient_funds(extra, acct.cash), TextCheck::Exact);
@@ -321,6 +328,7 @@ Element ReferenceMarket::replace(const std::string& account, const Element& chil
     } else {
       a.positions[r.symbol] -= extra;
     }
+    hit(how);
     const Decimal executed = r.executed();
     r.amount = r.buy ? executed + *shares : -(executed + *shares);  // executed + S, signed
     r.open = *shares;
@@ -332,6 +340,7 @@ Element ReferenceMarket::replace(const std::string& account, const Element& chil
       match(index);
       end_incoming(index);
       enter_triggered_stops();
+      if (child_executions_ > 0) hit("replace matches at once");
     }
     return Element{"replaced", child.attrs, {}, {}, TextCheck::Exact};
   });
@@ -375,7 +384,10 @@ void ReferenceMarket::match(std::size_t incoming) {
     const Decimal price = *resting.limit;  // the resting order's limit
     // Assumption: "the balance at that moment" is before this execution's own proceeds (which
     // matter only when the market buy trades with its own account's sell).
-    if (in.buy && !in.limit && shares * price > state_.accounts.at(in.account).cash) return;
+    if (in.buy && !in.limit && shares * price > state_.accounts.at(in.account).cash) {
+      hit("market buy stopped for cash");
+      return;
+    }
     if (in.buy) {
       execute(incoming, *counter, shares, price);
     } else {
@@ -404,25 +416,32 @@ void ReferenceMarket::execute(std::size_t buy, std::size_t sell, Decimal shares,
     if (o->open.is_zero()) o->on_book = false;
   }
   ++child_executions_;
+  hit(b.account == s.account ? "self trade" : "execution");
+  if (!b.limit || !s.limit) hit("market order executed");
   trigger_stops(b.symbol, price);
 }
 
 // 4.7: a waiting buy stop triggers at a price >= its stop, a sell stop at <= its stop; those one
 // execution triggers queue by id (the vector is in id order) behind those triggered before.
 void ReferenceMarket::trigger_stops(const std::string& symbol, Decimal price) {
+  const std::size_t queued = triggered_.size();
   for (std::size_t i = 0; i < state_.orders.size(); ++i) {
     Order& o = state_.orders[i];
     if (!o.waiting || o.symbol != symbol) continue;
     if (o.buy ? price >= *o.stop : price <= *o.stop) {
       o.waiting = false;
       triggered_.push_back(i);
+      ++child_triggers_;
+      hit(entering_stops_ ? "stop triggered by a stop" : "stop triggered");
     }
   }
+  if (triggered_.size() > queued + 1) hit("stops triggered by one execution");
 }
 
 // 4.7: triggered stops enter one at a time, first in first out, each as a GTC limit order with
 // the time priority of its entry (after every order on the book), matching at once.
 void ReferenceMarket::enter_triggered_stops() {
+  entering_stops_ = true;
   while (!triggered_.empty()) {
     const std::size_t i = triggered_.front();
     triggered_.pop_front();
@@ -430,6 +449,7 @@ void ReferenceMarket::enter_triggered_stops() {
     match(i);
     end_incoming(i);
   }
+  entering_stops_ = false;
 }
 
 // 4.1: a GTC order's rest rests; 4.5/4.6: an IOC, FOK or market order's rest is canceled in the
@@ -441,6 +461,7 @@ void ReferenceMarket::end_incoming(std::size_t incoming) {
     o.on_book = true;
     return;
   }
+  hit("rest of an IOC, FOK or market order canceled");
   refund_open(o);
   o.canceled = o.open;
   o.canceled_time = now_;
@@ -511,9 +532,13 @@ template <typename Step>
 Element ReferenceMarket::within_budget(const Element& child, Step step) {
   const State saved = state_;
   child_executions_ = 0;
+  child_triggers_ = 0;
   triggered_.clear();
   Element reply = step();
   if (child_executions_ > executions_left_) {
+    hit(state_.orders.size() > saved.orders.size() ? "order over the budget"
+                                                   : "replace over the budget");
+    if (child_triggers_ > 0) hit("over the budget with triggered stops");
     state_ = saved;
     return error(child, kBudgetFlag, TextCheck::Contains);
   }

@@ -90,6 +90,9 @@ class ReferenceMarket {
   const std::map<std::string, Account>& accounts() const { return state_.accounts; }
   const std::vector<Order>& orders() const { return state_.orders; }
   const Order* find(std::int64_t id) const;
+  // How often each rule was exercised ("stop cascade", "refused: Fill or kill…"): the test
+  // checks that its random sequences reach every one.
+  const std::map<std::string, int>& hits() const { return hits_; }
 
  private:
   // Everything a child may change, so a child over the execution budget can be undone whole.
@@ -134,10 +137,15 @@ class ReferenceMarket {
   std::vector<Element> status_children(const Order& order) const;
   Order* own_order(const std::string& account, const std::string& id_text);
 
+  void hit(const std::string& rule) { ++hits_[rule]; }
+
   State state_;
+  std::map<std::string, int> hits_;
+  bool entering_stops_ = false;
   std::size_t max_executions_;
   std::size_t executions_left_ = 0;    // of the request being applied
   std::size_t child_executions_ = 0;   // of the child being applied
+  std::size_t child_triggers_ = 0;     // stops the child being applied triggered
   std::deque<std::size_t> triggered_;  // stops waiting to enter, first in first out
   std::int64_t now_ = 0;
 };
