@@ -109,7 +109,7 @@ const Order* ReferenceMarket::find(std::int64_t id) const {
 
 std::vector<Element> ReferenceMarket::apply(const Element& request, std::int64_t now) {
   now_ = now;
-  executions_left_ = max_executions_;  // section 7: the budget is per request
+  executions_left_ = limits_.max_executions_per_request;  // section 7: per request
   std::vector<Element> items;
   if (request.name == "create") {
     // Section 3: children in document order, each on its own.
@@ -225,12 +225,18 @@ Element ReferenceMarket::place(const std::string& account, const Element& child)
   } else if (tif == Tif::FOK && o.buy && !o.limit && market_buy_cost(o) > acct.cash) {
     refused = error(child, insufficient_funds(market_buy_cost(o), acct.cash), TextCheck::Exact);
   }
+  // Section 7: an order that would rest (a GTC order with a rest, or a stop, which waits) is
+  // refused while its account or the exchange has as many resting orders as allowed.
+  // Assumption (question 2): counted before the order matches.
+  const auto rest_limit = tif == Tif::GTC ? open_order_limit(account) : std::nullopt;
   if (refused) {
-    // Assumption (question 1 of the report): when the execution budget would also be exceeded
-    // by what the order crosses, either refusal may be the one the reply names.
+    // Assumption (question 1 of the report): when the execution budget (or an open-order
+    // limit) would also refuse it, either refusal may be the one the reply names.
     if (!stop && resting_orders_crossed(o) > executions_left_) refused->check = TextCheck::Any;
+    if (rest_limit) refused->check = TextCheck::Any;
     return *refused;
   }
+  if (stop && rest_limit) return error(child, *rest_limit, TextCheck::Contains);
 
   return within_budget(child, [&] {
     Account& a = state_.accounts.at(account);
@@ -249,6 +255,7 @@ Element ReferenceMarket::place(const std::string& account, const Element& child)
     state_.orders.push_back(o);
     const std::size_t index = state_.orders.size() - 1;
     match(index);
+    if (rest_limit && state_.orders[index].open.is_positive()) rest_refusal_ = rest_limit;
     end_incoming(index);
     enter_triggered_stops();  // 4.7: after the incoming order has finished
     return with_id("opened", attrs, id);
@@ -534,7 +541,16 @@ Element ReferenceMarket::within_budget(const Element& child, Step step) {
   child_executions_ = 0;
   child_triggers_ = 0;
   triggered_.clear();
+  rest_refusal_.reset();
   Element reply = step();
+  if (rest_refusal_) {
+    state_ = saved;
+    hit("order over an open-order limit");
+    // Over the execution budget too: either may be named (question 1).
+    const bool both = child_executions_ > executions_left_;
+    return error(child, both ? std::string() : *rest_refusal_,
+                 both ? TextCheck::Any : TextCheck::Contains);
+  }
   if (child_executions_ > executions_left_) {
     hit(state_.orders.size() > saved.orders.size() ? "order over the budget"
                                                    : "replace over the budget");
@@ -576,6 +592,21 @@ std::vector<Element> ReferenceMarket::status_children(const Order& o) const {
                           {},
                           TextCheck::Exact});
   return out;
+}
+
+// Section 7: the flag an order that would rest is over, or nothing. Waiting stops count.
+std::optional<std::string> ReferenceMarket::open_order_limit(const std::string& account) const {
+  std::size_t all = 0;
+  std::size_t own = 0;
+  for (const Order& o : state_.orders) {
+    if (!o.on_book && !o.waiting) continue;
+    ++all;
+    if (o.account == account) ++own;
+  }
+  if (all >= limits_.max_open_orders) return std::string("--max-open-orders");
+  if (own >= limits_.max_open_orders_per_account)
+    return std::string("--max-open-orders-per-account");
+  return std::nullopt;
 }
 
 // 4.3: only the account's own orders; any other id is as if it did not exist.

@@ -80,8 +80,14 @@ struct Account {
 
 class ReferenceMarket {
  public:
-  explicit ReferenceMarket(std::size_t max_executions_per_request)
-      : max_executions_(max_executions_per_request) {}
+  // The limits of section 7 the model keeps: executions per request, and orders resting on all
+  // books and for one account (a waiting stop counts as resting).
+  struct Limits {
+    std::size_t max_executions_per_request = 10000;
+    std::size_t max_open_orders = 2000000;
+    std::size_t max_open_orders_per_account = 10000;
+  };
+  explicit ReferenceMarket(Limits limits) : limits_(limits) {}
 
   // Applies a <create> or <transactions> request made at `now` and returns the items of its
   // <results>, in order.
@@ -135,6 +141,7 @@ class ReferenceMarket {
   Element within_budget(const Element& child, Step step);
 
   std::vector<Element> status_children(const Order& order) const;
+  std::optional<std::string> open_order_limit(const std::string& account) const;
   Order* own_order(const std::string& account, const std::string& id_text);
 
   void hit(const std::string& rule) { ++hits_[rule]; }
@@ -142,11 +149,12 @@ class ReferenceMarket {
   State state_;
   std::map<std::string, int> hits_;
   bool entering_stops_ = false;
-  std::size_t max_executions_;
-  std::size_t executions_left_ = 0;    // of the request being applied
-  std::size_t child_executions_ = 0;   // of the child being applied
-  std::size_t child_triggers_ = 0;     // stops the child being applied triggered
-  std::deque<std::size_t> triggered_;  // stops waiting to enter, first in first out
+  Limits limits_;
+  std::optional<std::string> rest_refusal_;  // the open-order limit a child would pass
+  std::size_t executions_left_ = 0;          // of the request being applied
+  std::size_t child_executions_ = 0;         // of the child being applied
+  std::size_t child_triggers_ = 0;           // stops the child being applied triggered
+  std::deque<std::size_t> triggered_;        // stops waiting to enter, first in first out
   std::int64_t now_ = 0;
 };
 

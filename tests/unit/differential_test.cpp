@@ -46,8 +46,10 @@ std::string request_xml(const Element& request) {
 // The real path of one request, as the server applies it (without the journal).
 class RealExchange {
  public:
-  explicit RealExchange(std::size_t max_executions) {
-    limits_.max_executions_per_request = max_executions;
+  explicit RealExchange(const reference::ReferenceMarket::Limits& limits) {
+    limits_.max_executions_per_request = limits.max_executions_per_request;
+    limits_.max_open_orders = limits.max_open_orders;
+    limits_.max_open_orders_per_account = limits.max_open_orders_per_account;
   }
 
   std::string send(const std::string& xml, std::int64_t now) {
@@ -423,10 +425,11 @@ class Generator {
 };
 
 // Runs one seeded sequence through both; returns the report of the first mismatch, or "".
-std::string run_sequence(std::uint64_t seed, int requests, std::size_t max_executions,
+std::string run_sequence(std::uint64_t seed, int requests,
+                         const reference::ReferenceMarket::Limits& limits,
                          std::map<std::string, int>& hits) {
-  RealExchange real(max_executions);
-  reference::ReferenceMarket model(max_executions);
+  RealExchange real(limits);
+  reference::ReferenceMarket model(limits);
   Generator gen(seed, model);
   const std::int64_t start = 1700000000;
   for (int i = 0; i < requests; ++i) {
@@ -467,7 +470,7 @@ Element request_from_xml(const std::string& xml) {
 class Scenario {
  public:
   explicit Scenario(std::size_t max_executions = 10000)
-      : real_(max_executions), model_(max_executions) {}
+      : real_(limits(max_executions)), model_(limits(max_executions)) {}
 
   void step(const std::string& request, const std::string& expected_results) {
     now_ += 1;
@@ -519,6 +522,12 @@ class Scenario {
     return "";
   }
 
+  static reference::ReferenceMarket::Limits limits(std::size_t max_executions) {
+    reference::ReferenceMarket::Limits l;
+    l.max_executions_per_request = max_executions;
+    return l;
+  }
+
   RealExchange real_;
   reference::ReferenceMarket model_;
   std::int64_t now_ = 1600000000;
@@ -534,8 +543,15 @@ TEST_CASE("random sequences agree with the reference model", "[differential]") {
   if (const char* many = std::getenv("DIFFERENTIAL_SEEDS")) last = std::stoull(many);
   std::map<std::string, int> hits;
   for (std::uint64_t seed = first; seed <= last; ++seed) {
-    // A small budget (section 7), smaller still for every third seed, so that it is reached.
-    const std::string mismatch = run_sequence(seed, 200, seed % 3 == 0 ? 2 : 5, hits);
+    // Small limits (section 7), so that they are reached: an execution budget of 5, or 2 for
+    // every third seed; for every fourth, 6 resting orders an account and 16 in all.
+    reference::ReferenceMarket::Limits limits;
+    limits.max_executions_per_request = seed % 3 == 0 ? 2 : 5;
+    if (seed % 4 == 0) {
+      limits.max_open_orders_per_account = 6;
+      limits.max_open_orders = 16;
+    }
+    const std::string mismatch = run_sequence(seed, 200, limits, hits);
     INFO(mismatch);
     CHECK(mismatch.empty());
   }
@@ -558,6 +574,7 @@ TEST_CASE("random sequences agree with the reference model", "[differential]") {
                                        "replace loses priority",
                                        "replace matches at once",
                                        "order over the budget",
+                                       "order over an open-order limit",
                                        "replace over the budget",
                                        "over the budget with triggered stops",
                                        "order refused: " + kFokText.substr(0, 40),
@@ -926,5 +943,14 @@ TEST_CASE("PROTOCOL.md 4.8: replace", "[differential][examples]") {
             "Order is a stop that has not triggered: cancel it and place a new one</error>"
             "<opened sym=\"X\" amount=\"5\" limit=\"10\" tif=\"IOC\" id=\"4\"/>"
             "<error id=\"4\" shares=\"5\" limit=\"11\">Order has nothing open to replace</error>"));
+    // 4.7: a waiting stop is canceled whole, its reservation back; then it has nothing open.
+    s.cash("1", "950");
+    s.step(
+        tx("1", "<cancel id=\"3\"/><replace id=\"3\" shares=\"5\" limit=\"11\"/>"),
+        results(
+            "<canceled id=\"3\"><canceled shares=\"5\" time=\"" + s.t() +
+            "\"/></canceled>"
+            "<error id=\"3\" shares=\"5\" limit=\"11\">Order has nothing open to replace</error>"));
+    s.cash("1", "1000");
   }
 }
