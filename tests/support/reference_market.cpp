@@ -533,8 +533,8 @@ std::size_t ReferenceMarket::resting_orders_crossed(const Order& incoming) const
   return count;
 }
 
-// Section 7: an order or replace that would execute against more resting orders than the request
-// has left, the stops it triggers included, is refused and nothing of it is applied.
+// Section 7: an order or replace whose executions and triggered stops (and theirs) would come to
+// more than the request has left is refused and nothing of it is applied.
 template <typename Step>
 Element ReferenceMarket::within_budget(const Element& child, Step step) {
   const State saved = state_;
@@ -543,22 +543,24 @@ Element ReferenceMarket::within_budget(const Element& child, Step step) {
   triggered_.clear();
   rest_refusal_.reset();
   Element reply = step();
+  // Section 7: each execution and each triggered stop counts one.
+  const std::size_t spent = child_executions_ + child_triggers_;
   if (rest_refusal_) {
     state_ = saved;
     hit("order over an open-order limit");
     // Over the execution budget too: either may be named (question 1).
-    const bool both = child_executions_ > executions_left_;
+    const bool both = spent > executions_left_;
     return error(child, both ? std::string() : *rest_refusal_,
                  both ? TextCheck::Any : TextCheck::Contains);
   }
-  if (child_executions_ > executions_left_) {
+  if (spent > executions_left_) {
     hit(state_.orders.size() > saved.orders.size() ? "order over the budget"
                                                    : "replace over the budget");
     if (child_triggers_ > 0) hit("over the budget with triggered stops");
     state_ = saved;
     return error(child, kBudgetFlag, TextCheck::Contains);
   }
-  executions_left_ -= child_executions_;
+  executions_left_ -= spent;
   return reply;
 }
 

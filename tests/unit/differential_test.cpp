@@ -814,8 +814,8 @@ TEST_CASE("7: triggered stops count toward --max-executions-per-request",
   const std::string stop = tx("2", "<order sym=\"X\" amount=\"10\" limit=\"12\" stop=\"10\"/>");
   const std::string stop_opened =
       results("<opened sym=\"X\" amount=\"10\" limit=\"12\" stop=\"10\" id=\"3\"/>");
-  SECTION("within the budget") {
-    Scenario s(2);
+  SECTION("within the budget: one execution, one trigger, the stop's execution") {
+    Scenario s(3);
     s.step(setup, created);
     s.step(sells, sells_opened);
     s.step(stop, stop_opened);
@@ -825,8 +825,8 @@ TEST_CASE("7: triggered stops count toward --max-executions-per-request",
            results("<status id=\"3\"><executed shares=\"10\" price=\"11\" time=\"" +
                    std::to_string(s.now()) + "\"/></status>"));
   }
-  SECTION("over it: nothing of the child is applied, no trigger") {
-    Scenario s(1);
+  SECTION("one short of it: nothing of the child is applied, no trigger") {
+    Scenario s(2);
     s.step(setup, created);
     s.step(sells, sells_opened);
     s.step(stop, stop_opened);
