@@ -103,8 +103,10 @@ std::optional<Reject> Engine::check_order(const Account& acct, const OrderBook& 
   if (ahead.executions > budget) return Reject(Reason::TooManyExecutions);
   if (!ahead.filled) return Reject(Reason::FillOrKillUnfilled);
   // A market buy reserves nothing: a FOK one must be able to pay for all of it (PROTOCOL 4.6).
-  if (buy && terms.is_market() && acct.cash < ahead.cost)
-    return short_of(Reason::InsufficientFunds, ahead.cost, acct.cash);
+  if (buy && terms.is_market()) {
+    const auto cost = book.look_ahead(buy, terms.limit, shares, budget, &acct.cash);
+    if (cost.over_cap) return short_of(Reason::InsufficientFunds, cost.cost, acct.cash);
+  }
   return std::nullopt;
 }
 

@@ -87,8 +87,8 @@ namespace {
 
 // Walks one side from its best price while prices cross `crosses`.
 template <typename Side, typename Crosses>
-OrderBook::Lookahead walk(const Side& side, Crosses crosses, Decimal amount,
-                          std::size_t stop_after) {
+OrderBook::Lookahead walk(const Side& side, Crosses crosses, Decimal amount, std::size_t stop_after,
+                          const Decimal* cost_cap) {
   OrderBook::Lookahead out;
   Decimal left = amount;
   for (const auto& [price, level] : side) {
@@ -96,7 +96,15 @@ OrderBook::Lookahead walk(const Side& side, Crosses crosses, Decimal amount,
     for (const Order* resting : level) {
       ++out.executions;
       const Decimal shares = min(left, resting->open);
-      out.cost += shares * price;
+      if (cost_cap) {
+        Decimal::Raw sum;
+        if (__builtin_add_overflow(out.cost.raw(), (shares * price).raw(), &sum)) {
+          out.over_cap = true;  // beyond any balance: no need to sum further
+          return out;
+        }
+        out.cost = Decimal::from_raw(sum);
+        out.over_cap = out.cost > *cost_cap;
+      }
       left -= shares;
       if (!left.is_positive()) {
         out.filled = true;
@@ -111,13 +119,15 @@ OrderBook::Lookahead walk(const Side& side, Crosses crosses, Decimal amount,
 }  // namespace
 
 OrderBook::Lookahead OrderBook::look_ahead(bool buy, Decimal limit, Decimal amount,
-                                           std::size_t stop_after) const {
+                                           std::size_t stop_after, const Decimal* cost_cap) const {
   const bool market = limit.is_zero();
   if (buy)
     return walk(
-        asks_, [&](const Decimal& price) { return market || price <= limit; }, amount, stop_after);
+        asks_, [&](const Decimal& price) { return market || price <= limit; }, amount, stop_after,
+        cost_cap);
   return walk(
-      bids_, [&](const Decimal& price) { return market || price >= limit; }, amount, stop_after);
+      bids_, [&](const Decimal& price) { return market || price >= limit; }, amount, stop_after,
+      cost_cap);
 }
 
 namespace {

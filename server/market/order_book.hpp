@@ -48,14 +48,19 @@ class OrderBook {
 
   // What matching an incoming order would do, without doing it: how many resting orders it
   // would execute against (counting stops past `stop_after`, so the look costs at most that
-  // many steps), whether it would be filled completely (so it would not rest), and what the
-  // executions would cost (the sum of shares x price). `limit` zero: a market order.
+  // many steps) and whether it would be filled completely (so it would not rest). `limit`
+  // zero: a market order. With `cost_cap`, also what the executions would cost (the sum of
+  // shares x price) and whether that is past the cap (`over_cap`); a sum too large for a
+  // Decimal stops the look there, past any cap (a client's sells can be worth more than any
+  // balance: it must not throw).
   struct Lookahead {
     std::size_t executions = 0;
     bool filled = false;
     Decimal cost;
+    bool over_cap = false;
   };
-  Lookahead look_ahead(bool buy, Decimal limit, Decimal amount, std::size_t stop_after) const;
+  Lookahead look_ahead(bool buy, Decimal limit, Decimal amount, std::size_t stop_after,
+                       const Decimal* cost_cap = nullptr) const;
 
   // Each queue's levels, best first, with their orders' ids in time priority (for tests).
   std::string describe() const;
