@@ -215,7 +215,8 @@ class Client(threading.Thread):
         elif mine and r < 0.35:
             kind, child = "query", f'<query id="{self.rng.choice(mine)}"/>'
         elif resting and r < 0.43:
-            kind, child = "replace", self.replace(self.rng.choice(resting))
+            # The newest: an older one has likely filled since (the book is thin near 100).
+            kind, child = "replace", self.replace(self.rng.choice(resting[-5:]))
         else:
             kind, child = "order", self.order()
         self.perform(kind, account, f'<transactions id="{account}">{child}</transactions>')
@@ -308,7 +309,7 @@ class Client(threading.Thread):
 
     def note(self, account, reply):
         """What the reply tells of the account's orders: ids opened (with their terms, echoed by
-        <opened>), canceled, replaced, and what a <status> shows still open."""
+        <opened>), canceled, replaced, refused as closed, and what a <status> shows open."""
         for attrs in tags_of(reply, "opened"):
             order_id = int(attrs["id"])
             self.open_orders[account].append(order_id)
@@ -322,6 +323,10 @@ class Client(threading.Thread):
             if int(attrs["id"]) in self.terms:
                 self.terms[int(attrs["id"])].update(open=int(attrs["shares"]),
                                                     limit=int(attrs["limit"]))
+        for m in re.finditer(r'<error id="(\d+)"[^>]*>(Order has nothing open|No such order)',
+                             reply):
+            if int(m.group(1)) in self.terms:   # closed (or forgotten, once closed)
+                self.terms[int(m.group(1))]["rests"] = False
         for status in re.finditer(r'<status id="(\d+)">(.*?)</status>|<status id="(\d+)"/>',
                                   reply, re.S):
             self.note_status(int(status.group(1) or status.group(3)), status.group(2) or "")
