@@ -10,7 +10,8 @@ Brings up on this machine, and stops at the end (also on Ctrl-C), everything it 
     synchronous, in .local/chaos-ha, ports 25700+; with another --port-base P, in
     .local/chaos-ha-P, ports P+, so two runs can coexist);
   - two exchange servers, one active and one --standby, each reaching both PostgreSQL nodes
-    through relays of its own (scripts/chaos_proxy.py) that the nemesis can cut or silence;
+    through relays of its own (scripts/chaos_proxy.py) that the nemesis can cut or silence
+    (their ports from P+30 to P+99);
   - clients (scripts/chaos_clients.py) trading through --servers-like failover, half one-shot,
     half persistent sessions, recording every operation.
 The nemesis draws its schedule from the seed (the same seed gives the same schedule: kinds,
@@ -56,7 +57,7 @@ import time
 import harness
 from chaos_clients import CONNECT_TIMEOUT_S, Client, History, Sent, classify, tagged
 from chaos_proxy import Relay
-from harness import ROOT, Server, free_port, http_get
+from harness import ROOT, Server, http_get
 
 HA = os.path.join(ROOT, "scripts", "ha-cluster.sh")
 PORT_BASE = 25700  # --port-base: ha-cluster.sh's BASE (etcd BASE-BASE+5, Patroni +10/11, PG +20/21)
@@ -118,14 +119,35 @@ def schedule(seed, seconds):
 
 # ---- the stack --------------------------------------------------------------------------------
 
+class PortRange:
+    """The exchanges' and relays' ports: BASE+30 to BASE+99 (ha-cluster.sh takes BASE to
+    BASE+21), so that --port-base moves every port of a run; each one free when taken."""
+
+    FIRST, LAST = 30, 99
+
+    def __init__(self, base):
+        self.next, self.last = base + self.FIRST, base + self.LAST
+
+    def take(self):
+        while self.next <= self.last:
+            port, self.next = self.next, self.next + 1
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                    return port
+                except OSError:
+                    continue
+        raise RuntimeError(f"no free port left up to {self.last}")
+
+
 class Exchange:
     """One exchange server with its two relays to the PostgreSQL nodes."""
 
-    def __init__(self, name, binary, out_dir, pg_url_template, pg_ports):
+    def __init__(self, name, binary, out_dir, pg_url_template, pg_ports, ports):
         self.name = name
-        self.relays = [Relay(free_port(), pg).start() for pg in pg_ports]
+        self.relays = [Relay(ports.take(), pg).start() for pg in pg_ports]
         db = pg_url_template.format(*[r.listen_port for r in self.relays])
-        self.server = Server(binary, db, free_port(), free_port(),
+        self.server = Server(binary, db, ports.take(), ports.take(),
                              log=os.path.join(out_dir, f"{name}.log"))
         self.paused = False
         # The nemesis's heals, the watcher's supervision and the final heal may all restart it.
@@ -190,7 +212,9 @@ class Stack:
         pg = self.pg_ports
         template = self.url.replace(f":{pg[0]},", ":{0},").replace(f":{pg[1]}/", ":{1}/")
         binary = os.path.join(self.args.build_dir, "bin", "exchange-server")
-        self.exchanges = [Exchange(n, binary, self.out_dir, template, pg) for n in ("a", "b")]
+        ports = PortRange(self.base)
+        self.exchanges = [Exchange(n, binary, self.out_dir, template, pg, ports)
+                          for n in ("a", "b")]
         a, b = self.exchanges
         a.start(standby=False, reset=True)  # a fresh exchange
         if not a.server.wait_listening(120):
@@ -795,7 +819,7 @@ def settle(stack, seconds=180):
 FINAL_SQL = {
     "journal": "SELECT seq, at, request FROM journal ORDER BY seq",
     "orders": "SELECT id, account_id, symbol, amount::text, limit_price::text, open_amount::text, "
-              "created_at, canceled_at, execution_ids FROM orders ORDER BY id",
+              "created_at, canceled_at, execution_ids, stop_price::text FROM orders ORDER BY id",
     "executions": "SELECT id, buy_order, sell_order, shares::text, price::text, executed_at "
                   "FROM executions ORDER BY id",
     "accounts": "SELECT id, balance::text, deposited::text FROM accounts ORDER BY id",

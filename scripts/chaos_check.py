@@ -15,7 +15,7 @@ Input: RUN_DIR holds JSON files.
 
 history.jsonl: one JSON object a line, in the order recorded.
   {"type": "meta", "seed": 42, "started": UNIX_SECONDS, ...}         first line; other keys kept
-  {"type": "op", "op": 17, "client": 3, "kind": "order"|"cancel"|"query"|"create",
+  {"type": "op", "op": 17, "client": 3, "kind": "order"|"replace"|"cancel"|"query"|"create",
    "account": "1003", "payload": "<transactions id=\\"1003\\"><!--op 17-->...</transactions>",
    "tag": "op 17", "invoke": UNIX_SECONDS, "complete": UNIX_SECONDS,
    "outcome": "ok"|"refused"|"failed"|"unknown", "reply": "<results>...</results>" or null,
@@ -30,7 +30,7 @@ history.jsonl: one JSON object a line, in the order recorded.
   right after the root's start tag; the server ignores comments and its journal keeps the
   payload verbatim, so the tag finds the op's journal entry. Outcomes:
     ok       a <results> reply of per-child results (<opened>, <created>, <status>,
-             <canceled>, or a child <error ...> that changed nothing);
+             <canceled>, <replaced>, or a child <error ...> that changed nothing);
     refused  a reply of a single <error> without attributes: nothing was applied;
     failed   nothing was sent (no connection);
     unknown  sent without a reply, or a single attribute-less <error> saying the outcome is
@@ -42,8 +42,9 @@ history.jsonl: one JSON object a line, in the order recorded.
 
 final.json: the state read after everything healed; decimals as strings ("101.5").
   {"journal": [{"seq": 1, "at": UNIX_SECONDS, "request": "..."}, ...],   whole, in seq order
-   "orders": [{"id", "account_id", "symbol", "amount", "limit_price", "open_amount",
-               "created_at", "canceled_at" (null or int), "execution_ids": [...]}, ...],
+   "orders": [{"id", "account_id", "symbol", "amount", "limit_price" (null: a market order),
+               "open_amount", "created_at", "canceled_at" (null or int), "execution_ids": [...],
+               "stop_price" (optional; null, or a stop order's stop while it waits)}, ...],
    "executions": [{"id", "buy_order", "sell_order", "shares", "price", "executed_at"}, ...],
    "accounts": [{"id", "balance", "deposited"}, ...],
    "positions": [{"account_id", "symbol", "amount", "granted"}, ...],
@@ -62,12 +63,17 @@ faults and events from 5 s before the first op's invoke to 5 s after the last on
   journal-request-differs  a journal entry whose request is not its op's payload
   duplicate-application    a tag in two or more journal entries
   lost-ack                 an ok op that changed something (a reply child <opened>, <created>
-                           or <canceled>) in no journal entry
+                           or <canceled>, or a <replaced> with another limit than the order
+                           had: one that asks for what the order has changes nothing and is
+                           not journaled) in no journal entry
   refused-applied          a refused op in the journal
   failed-applied           a failed op (never sent) in the journal
   lost-order               an ok <opened id=N> with no order N in the final state
   order-mismatch           order N there with another account (the payload's root id), symbol,
-                           amount or limit than <opened> said
+                           amount, limit (null for a market order) or stop (while it waits)
+                           than <opened> said; for an order a journaled <replace> changed, the
+                           side <opened> said, the limit of the last <replaced> and an amount
+                           of its shares plus at most what the order executed
   order-id-reused          one order id in two <opened> replies
   order-from-nowhere       an order no ok reply opened and no journaled unknown op can have
                            placed (same account, symbol, amount, limit, created_at = its at)
@@ -77,7 +83,8 @@ faults and events from 5 s before the first op's invoke to 5 s after the last on
   wrong-fill               an <executed shares price time> in an ok <status id=N> or
                            <canceled id=N> with no such execution of order N (one listed in its
                            execution_ids, with N its buy_order or sell_order)
-  cash-not-conserved       sum(deposited) != sum(balance) + open buys' open_amount * limit
+  cash-not-conserved       sum(deposited) != sum(balance) + open buys' open_amount * limit (a
+                           waiting stop reserves as an open order; a market order never rests)
   shares-not-conserved     for a symbol, sum(granted) != sum(amount) + open sells' open_amount
   negative-balance, negative-position, bad-open-amount (not within 0..abs(amount))
   replay-differs           an ok op whose reply differs from replayed.json's for its tag
@@ -105,8 +112,12 @@ from typing import Any, Callable, Iterable
 
 WINDOW_SECONDS = 5.0
 OUTCOMES = ("ok", "refused", "failed", "unknown")
-OP_KINDS = ("order", "cancel", "query", "create")
+OP_KINDS = ("order", "replace", "cancel", "query", "create")
 CHANGING_CHILDREN = ("opened", "created", "canceled")
+# A <replaced> changes something unless it asked for the limit and remainder the order had
+# (PROTOCOL 4.8): the engine then changes nothing and the server journals nothing. So a
+# <replaced> is held to be journaled only when its limit is not the one the order had
+# (surely_changing_replaces).
 # What a single attribute-less <error> says when the server does not know whether it applied
 # the request: "unknown", or the server's own advice after a broken commit or a failed handler
 # (server/serving/reply_errors.hpp, Unknown and HandlerFailed), whose texts do not say "unknown".
@@ -247,6 +258,8 @@ FINAL_ROWS = {
     "positions": (("account_id", "symbol", "amount", "granted"), ("amount", "granted")),
 }
 INTEGER_FIELDS = {"seq", "at", "id", "created_at", "buy_order", "sell_order", "executed_at"}
+# Number fields that may be null: a market order's limit (PROTOCOL 4.6).
+NULLABLE_FIELDS = {"limit_price"}
 
 
 def check_rows(path: str, table: str, rows: Any) -> None:
@@ -260,6 +273,8 @@ def check_rows(path: str, table: str, rows: Any) -> None:
         for field in fields:
             need(row, field, where)
         for field in numbers:
+            if row[field] is None and field in NULLABLE_FIELDS:
+                continue
             whole = field in INTEGER_FIELDS
             if (as_int if whole else dec)(row[field]) is None:
                 kind = "a whole number" if whole else "a number"
@@ -345,6 +360,13 @@ def same_decimal(a: Any, b: Any) -> bool:
     return x is not None and y is not None and x == y
 
 
+def same_optional(a: Any, b: Any) -> bool:
+    """Two decimals that may be absent (a market order's limit, a stop): both absent or equal."""
+    if a is None or b is None:
+        return a is None and b is None
+    return same_decimal(a, b)
+
+
 def as_int(value: Any) -> int | None:
     number = dec(value)
     if number is None or number != number.to_integral_value():
@@ -424,6 +446,21 @@ def changed_something(op: Op) -> bool:
     return any(reply_children(op, name) for name in CHANGING_CHILDREN)
 
 
+def payload_children(op: Op, name: str) -> list[ET.Element]:
+    root = payload_root(op)
+    return [] if root is None else [c for c in elements(root) if c.tag == name]
+
+
+def order_type(order: ET.Element) -> str:
+    """limit, ioc, fok, market-ioc, market-fok or stop (PROTOCOL 4.5-4.7), for the report."""
+    if order.get("stop") is not None:
+        return "stop"
+    tif = (order.get("tif") or "GTC").lower()
+    if order.get("limit") is None:
+        return f"market-{tif}"
+    return "limit" if tif == "gtc" else tif
+
+
 def describe(node: ET.Element) -> str:
     attrs = " ".join(f'{k}="{v}"' for k, v in node.attrib.items())
     return f"<{node.tag} {attrs}>" if attrs else f"<{node.tag}>"
@@ -489,13 +526,37 @@ def check_duplicates(ctx: Context) -> list[Anomaly]:
     return found
 
 
+def surely_changing_replaces(ctx: Context) -> set[str]:
+    """The tags of the ok ops whose <replaced id=N limit=L> gave order N another limit than it
+    had: the one of the last ok <opened> or <replaced> of N before it, when no replace of N
+    with an unknown outcome came between (the same client places and replaces its orders, one
+    op after the other)."""
+    limits: dict[int | None, Decimal | None] = {}
+    changing = set()
+    for op in sorted(ctx.history.ops, key=lambda o: o.invoke):
+        if op.outcome == "unknown":
+            for child in payload_children(op, "replace"):
+                limits[as_int(child.get("id"))] = None
+        if op.outcome != "ok":
+            continue
+        for node in reply_children(op, "opened"):
+            limits[as_int(node.get("id"))] = dec(node.get("limit"))
+        for node in reply_children(op, "replaced"):
+            order_id, limit = as_int(node.get("id")), dec(node.get("limit"))
+            if None not in (limits.get(order_id), limit) and limits[order_id] != limit:
+                changing.add(op.tag)
+            limits[order_id] = limit
+    return changing
+
+
 def check_acknowledged_journaled(ctx: Context) -> list[Anomaly]:
     """An ok op that changed something is in the journal (duplicates: check_duplicates)."""
     found = []
+    replaces = surely_changing_replaces(ctx)
     for op in ctx.ok_ops():
-        if changed_something(op) and ctx.journaled(op) == 0:
+        if (changed_something(op) or op.tag in replaces) and ctx.journaled(op) == 0:
             changes = ", ".join(describe(c) for c in elements(op.reply_root)
-                                if c.tag in CHANGING_CHILDREN)
+                                if c.tag in CHANGING_CHILDREN + ("replaced",))
             found.append(Anomaly("lost-ack",
                                  f"{op.tag} was acknowledged with {changes} but is in no "
                                  f"journal entry", [op]))
@@ -515,17 +576,85 @@ def check_refused_not_journaled(ctx: Context) -> list[Anomaly]:
 
 
 def check_opened_orders(ctx: Context) -> list[Anomaly]:
-    """Each ok <opened id=N> is order N of the final state, as the reply and payload say."""
+    """Each ok <opened id=N> is order N of the final state, as the reply and payload say (or
+    the last replace of N in the journal: its limit, and its remainder plus what N executed
+    before it)."""
     found = []
+    replaced = applied_replaces(ctx)
     for op in ctx.ok_ops():
         root = payload_root(op)
         account = root.get("id") if root is not None else op.account
         for opened in reply_children(op, "opened"):
-            found += opened_order_anomalies(ctx, op, account, opened)
+            found += opened_order_anomalies(ctx, op, account, opened, replaced)
     return found
 
 
-def opened_order_anomalies(ctx: Context, op: Op, account: Any, opened: ET.Element) -> list[Anomaly]:
+def reply_in_journal_order(ctx: Context, op: Op) -> ET.Element | None:
+    """The reply of a journaled op: its own if ok, the replay's if unknown; None if neither."""
+    if op.outcome == "ok":
+        return op.reply_root
+    text = (ctx.replayed or {}).get(op.tag)
+    try:
+        return None if text is None else parse_xml(text)
+    except ET.ParseError:
+        return None
+
+
+def applied_replaces(ctx: Context) -> dict[int | None, tuple | None]:
+    """Each order a journaled <replace> changed: the (shares, limit) of the last one, in
+    journal order; None when that is not known (an unknown op without a replayed reply)."""
+    last: dict[int | None, tuple | None] = {}
+    for entry in sorted(ctx.journal, key=lambda e: as_int(e.get("seq")) or 0):
+        tags = tags_in(str(entry.get("request", "")))
+        op = ctx.ops_by_tag.get(tags[0]) if len(tags) == 1 else None
+        if op is None or not payload_children(op, "replace"):
+            continue
+        reply = reply_in_journal_order(ctx, op)
+        if reply is None:
+            for child in payload_children(op, "replace"):
+                last[as_int(child.get("id"))] = None
+            continue
+        for node in (c for c in elements(reply) if c.tag == "replaced"):
+            last[as_int(node.get("id"))] = (dec(node.get("shares")), dec(node.get("limit")))
+    return last
+
+
+def executed_shares(ctx: Context, order_id: int | None) -> Decimal:
+    return sum((shares * n for (shares, _, _), n in fills_of(ctx, order_id).items()
+                if shares is not None), Decimal(0))
+
+
+def terms_differences(ctx: Context, order: dict, opened: ET.Element, replaced: dict) -> list[str]:
+    """How order's amount, limit and stop differ from what its <opened> said, or from the last
+    replace of it (then only its side is the <opened>'s)."""
+    order_id = as_int(order.get("id"))
+    wrong = []
+    stop = order.get("stop_price")
+    if stop is not None and not same_decimal(stop, opened.get("stop")):
+        wrong.append(f"stop {stop}")
+    if order_id not in replaced:
+        if not same_decimal(order.get("amount"), opened.get("amount")):
+            wrong.append(f"amount {order.get('amount')}")
+        if not same_optional(order.get("limit_price"), opened.get("limit")):
+            wrong.append(f"limit {order.get('limit_price')}")
+        return wrong
+    amount, placed = dec(order.get("amount")), dec(opened.get("amount"))
+    if amount is None or placed is None or (amount > 0) != (placed > 0):
+        return wrong + [f"amount {order.get('amount')} (not the side it was placed on)"]
+    if replaced[order_id] is None:
+        return wrong
+    shares, limit = replaced[order_id]
+    executed = executed_shares(ctx, order_id)
+    if shares is None or not shares <= abs(amount) <= shares + executed:
+        wrong.append(f"amount {order.get('amount')} (its last replace left {shares} open, and "
+                     f"it has executed {executed} in all)")
+    if not same_optional(order.get("limit_price"), limit):
+        wrong.append(f"limit {order.get('limit_price')} (its last replace set {limit})")
+    return wrong
+
+
+def opened_order_anomalies(ctx: Context, op: Op, account: Any, opened: ET.Element,
+                           replaced: dict) -> list[Anomaly]:
     order_id = as_int(opened.get("id"))
     order = ctx.orders.get(order_id)
     if order is None:
@@ -536,10 +665,7 @@ def opened_order_anomalies(ctx: Context, op: Op, account: Any, opened: ET.Elemen
         wrong.append(f"account {order.get('account_id')} (the request's is {account})")
     if order.get("symbol") != opened.get("sym"):
         wrong.append(f"symbol {order.get('symbol')}")
-    if not same_decimal(order.get("amount"), opened.get("amount")):
-        wrong.append(f"amount {order.get('amount')}")
-    if not same_decimal(order.get("limit_price"), opened.get("limit")):
-        wrong.append(f"limit {order.get('limit_price')}")
+    wrong += terms_differences(ctx, order, opened, replaced)
     if not wrong:
         return []
     return [Anomaly("order-mismatch", f"{op.tag} acknowledged {describe(opened)} but order "
@@ -879,6 +1005,7 @@ def format_report(report: Report) -> str:
     lines = [
         f"seed: {report.seed}",
         f"ops: {len(ops)} ({counts((op.kind for op in ops), OP_KINDS)})",
+        f"orders by type: {counts(order_type(o) for op in ops for o in payload_children(op, 'order'))}",
         f"outcomes: {counts((op.outcome for op in ops), OUTCOMES)}; unknown in the journal "
         f"{report.unknown_journaled}, not {report.unknown_not_journaled}",
         f"faults injected: {counts(f.get('kind') for f in h.faults if f.get('action') == 'inject')}"

@@ -3,16 +3,19 @@
   state-differs   the tables after the run differ from the state the engine's own rules reach
                   replaying the whole journal (replayed_state.json, exchange-replay
                   --final-state): an account, position, order or execution missing on one side
-                  or with another value
+                  or with another value (orders' stop_price too; not their priority)
   query-differs   an order's <status> queried through the protocol after the run
-                  (queries.json) differs from its row: open or canceled shares, cancel time,
+                  (queries.json) differs from its row: open, waiting (a row with a stop price
+                  and something open: <waiting shares stop>) or canceled shares, cancel time,
                   executions; or the exchange does not know an order the tables hold
   stale-read      an ok <query> reply that misses what was acknowledged before the query was
                   sent: the order itself, its cancel, an execution an earlier reply showed, or
                   an execution of the tables whose newer order's <opened> was acknowledged (a
                   read answered from a state older than an acknowledged write, e.g. by a server
                   that another one has taken over from: the nemesis's probe queries such a
-                  server, paused past its lease, as it resumes)
+                  server, paused past its lease, as it resumes). Such an execution counts only
+                  when both its orders' <opened> are known and neither is a stop or replaced:
+                  those may enter the book in a later request (reentered_orders)
 
 replayed_state.json: {"accounts", "positions", "orders", "executions"}, rows as final.json's
 (orders without execution_ids). queries.json: {"replies": ["<results><status id=...>...", ...]},
@@ -25,20 +28,22 @@ import xml.etree.ElementTree as ET
 
 # chaos_check imports this module inside check(): no import cycle at load time.
 from chaos_check import (Anomaly, Context, Op, as_int, dec, describe, elements, fills_of,
-                         parse_xml, reply_children, same_decimal)
+                         parse_xml, payload_children, reply_children, same_optional)
 
 # The engine's refusal of a query or cancel of an order the account does not have
 # (server/protocol/reject_text.cpp, Reason::NoSuchOrder).
 NO_SUCH_ORDER = "No such order"
 MAX_PER_KIND = 20  # anomalies of one kind listed one by one; the rest are counted
 
-# Each table's key and the fields compared: (name, is_number).
+# Each table's key and the fields compared: (name, is_number). Not orders.priority: a server
+# that restarted numbers priorities afresh from the orders it loads, a replay from scratch
+# does not, and only their order among open orders matters (the replies and fills show it).
 STATE_TABLES = {
     "accounts": (("id",), (("balance", True), ("deposited", True))),
     "positions": (("account_id", "symbol"), (("amount", True), ("granted", True))),
     "orders": (("id",), (("account_id", False), ("symbol", False), ("amount", True),
                          ("limit_price", True), ("open_amount", True), ("created_at", True),
-                         ("canceled_at", True))),
+                         ("canceled_at", True), ("stop_price", True))),
     "executions": (("id",), (("buy_order", True), ("sell_order", True), ("shares", True),
                              ("price", True), ("executed_at", True))),
 }
@@ -52,9 +57,10 @@ def capped(kind: str, anomalies: list[Anomaly]) -> list[Anomaly]:
 
 
 def same_value(a, b, number: bool) -> bool:
+    """Equal, or both null (a market order's limit, a stop that is not waiting)."""
     if a is None or b is None:
         return a is None and b is None
-    return same_decimal(a, b) if number else str(a) == str(b)
+    return same_optional(a, b) if number else str(a) == str(b)
 
 
 def row_key(row: dict, key: tuple) -> tuple:
@@ -111,25 +117,32 @@ def queried_statuses(replies: list[str]) -> tuple[dict, set]:
 
 def expected_children(ctx: Context, order: dict) -> tuple:
     """What a <status> of this row must show: (open shares or None, (canceled shares, time) or
-    None, its executions counted)."""
+    None, its executions counted, (waiting shares, stop) or None). A row with a stop price
+    and something open waits for its trigger (PROTOCOL 4.7): <waiting>, never <open>."""
     open_amount = dec(order.get("open_amount"))
     fills = fills_of(ctx, as_int(order.get("id")))
     if order.get("canceled_at") is not None:
-        return None, (open_amount, as_int(order["canceled_at"])), fills
-    return (open_amount if open_amount else None), None, fills
+        return None, (open_amount, as_int(order["canceled_at"])), fills, None
+    if open_amount and order.get("stop_price") is not None:
+        return None, None, fills, (open_amount, dec(order["stop_price"]))
+    return (open_amount if open_amount else None), None, fills, None
 
 
 def shown_children(status: ET.Element) -> tuple:
-    open_shares, canceled, fills = None, None, collections.Counter()
+    """(open shares or None, (canceled shares, time) or None, executions counted, (waiting
+    shares, stop) or None), as expected_children."""
+    open_shares, canceled, fills, waiting = None, None, collections.Counter(), None
     for child in elements(status):
         if child.tag == "open":
             open_shares = dec(child.get("shares"))
+        elif child.tag == "waiting":
+            waiting = (dec(child.get("shares")), dec(child.get("stop")))
         elif child.tag == "canceled":
             canceled = (dec(child.get("shares")), as_int(child.get("time")))
         elif child.tag == "executed":
             fills[(dec(child.get("shares")), dec(child.get("price")),
                    as_int(child.get("time")))] += 1
-    return open_shares, canceled, fills
+    return open_shares, canceled, fills, waiting
 
 
 def check_final_queries(ctx: Context) -> list[Anomaly]:
@@ -157,8 +170,8 @@ def check_final_queries(ctx: Context) -> list[Anomaly]:
 class Known:
     """What was acknowledged of one order, each fact with the time its reply completed: its
     <opened>, its cancel, the executions replies showed, and the executions in the tables whose
-    aggressor's <opened> was acknowledged (an execution happens while its newer order is
-    placed, so it is acknowledged with that order, whoever's it is)."""
+    aggressor's <opened> was acknowledged (an execution of two orders placed once each happens
+    while the newer one is placed, so it is acknowledged with that order, whoever's it is)."""
 
     def __init__(self):
         self.opened: float | None = None
@@ -190,14 +203,30 @@ def known_facts(ctx: Context) -> dict[int | None, Known]:
             k.canceled = earliest(k.canceled, op.end)
         for node in reply_children(op, "status") + reply_children(op, "canceled"):
             known[as_int(node.get("id"))].fills.append((op.end, shown_children(node)[2]))
+    reentered = reentered_orders(ctx)
     for e in ctx.executions.values():
         buy, sell = as_int(e.get("buy_order")), as_int(e.get("sell_order"))
         placed = known[max(buy or 0, sell or 0)].opened
-        if placed is not None:
+        if placed is not None and known[min(buy or 0, sell or 0)].opened is not None \
+                and not {buy, sell} & reentered:
             key = (dec(e.get("shares")), dec(e.get("price")), as_int(e.get("executed_at")))
             for order in (buy, sell):
                 known[order].executions.append((placed, key))
     return known
+
+
+def reentered_orders(ctx: Context) -> set[int | None]:
+    """Orders that may have entered the book after they were placed, so that an execution of
+    theirs may come from a later request than either order's <opened>: stop orders (their
+    trigger, in whichever request made it) and orders any <replace> names (one that loses
+    priority enters again). A stop that an unknown op placed has no known id: an execution
+    counts only if both its orders' <opened> were acknowledged."""
+    ids = set()
+    for op in ctx.history.ops:
+        ids |= {as_int(c.get("id")) for c in payload_children(op, "replace")}
+        ids |= {as_int(n.get("id")) for n in reply_children(op, "opened")
+                if n.get("stop") is not None}
+    return ids
 
 
 def stale_anomalies(op: Op, node: ET.Element, known: Known) -> list[Anomaly]:

@@ -1,7 +1,8 @@
 """The chaos run's clients and their history (scripts/chaos.py; checked by scripts/chaos_check.py).
 
-Each client trades for two accounts of its own (orders that cross and orders that rest, queries
-and cancels of its own orders) through one-shot requests or a persistent session, sending each
+Each client trades for two accounts of its own (orders that cross and orders that rest, of every
+type: limit, IOC and FOK limits, market IOC and FOK, stop-limits near the traded prices; queries,
+cancels and replaces of its own orders, PROTOCOL.md sections 4.5-4.8) through one-shot requests or a persistent session, sending each
 request to the server that answered as active last and moving on to the other when a server is
 unreachable or answers as the standby. Every operation is recorded in history.jsonl with its
 invocation, its completion and its outcome:
@@ -194,6 +195,7 @@ class Client(threading.Thread):
         self.conns = [Connection(p, persistent) for p in ports]
         self.active = 0  # index into conns of the server that answered as active last
         self.open_orders = {a: [] for a in accounts}  # ids acknowledged as opened
+        self.terms = {}  # of each of those: its limit, open remainder as last known, rests?
         self.ops = 0
 
     def run(self):
@@ -206,21 +208,66 @@ class Client(threading.Thread):
     def one_op(self):
         account = self.rng.choice(self.accounts)
         mine = self.open_orders[account]
+        resting = [n for n in mine if self.terms[n]["rests"]]
         r = self.rng.random()
-        if mine and r < 0.15:
-            kind, child = "cancel", f'<cancel id="{self.rng.choice(mine)}"/>'
+        if resting and r < 0.15:
+            kind, child = "cancel", f'<cancel id="{self.rng.choice(resting)}"/>'
         elif mine and r < 0.35:
             kind, child = "query", f'<query id="{self.rng.choice(mine)}"/>'
+        elif resting and r < 0.43:
+            # The newest: an older one has likely filled since (the book is thin near 100).
+            kind, child = "replace", self.replace(self.rng.choice(resting[-5:]))
         else:
             kind, child = "order", self.order()
         self.perform(kind, account, f'<transactions id="{account}">{child}</transactions>')
+
+    # The share of each order type (PROTOCOL 4.5-4.7), drawn per order: the rest plain limits.
+    ORDER_TYPES = (("ioc", 0.12), ("fok", 0.06), ("market-ioc", 0.08), ("market-fok", 0.04),
+                   ("stop", 0.10))
+
+    def order_type(self):
+        r = self.rng.random()
+        for name, share in self.ORDER_TYPES:
+            if r < share:
+                return name
+            r -= share
+        return "limit"
 
     def order(self):
         sym = self.rng.choice(self.symbols)
         amount = self.rng.randint(1, 10) * self.rng.choice((1, -1))
         # Around 100: buys and sells cross about half the time, the rest rest on the book.
         limit = self.rng.randint(95, 105)
-        return f'<order sym="{sym}" amount="{amount}" limit="{limit}"/>'
+        kind = self.order_type()
+        head = f'<order sym="{sym}" amount="{amount}"'
+        if kind == "limit":
+            return f'{head} limit="{limit}"/>'
+        if kind in ("ioc", "fok"):
+            return f'{head} limit="{limit}" tif="{kind.upper()}"/>'
+        if kind.startswith("market-"):
+            return f'{head} tif="{kind[7:].upper()}"/>'
+        return f'{head} {self.stop_terms(amount > 0)}/>'
+
+    def stop_terms(self, buy):
+        """A stop near the traded prices (95-105), so that some trigger: a buy stop at 99-104
+        with its limit 0-2 above, a sell stop at 96-101 with its limit 0-2 below."""
+        if buy:
+            stop = self.rng.randint(99, 104)
+            return f'limit="{stop + self.rng.randint(0, 2)}" stop="{stop}"'
+        stop = self.rng.randint(96, 101)
+        return f'limit="{stop - self.rng.randint(0, 2)}" stop="{stop}"'
+
+    def replace(self, order_id):
+        """A <replace> of one of the account's own resting orders: half the time the same limit
+        with a smaller remainder than last known (keeps priority, unless fills made it larger
+        than what is left), else another limit and any remainder (loses priority, may match)."""
+        terms = self.terms[order_id]
+        known_open = terms["open"]
+        if known_open > 1 and self.rng.random() < 0.5:
+            return (f'<replace id="{order_id}" shares="{self.rng.randint(1, known_open - 1)}" '
+                    f'limit="{terms["limit"]}"/>')
+        limit = terms["limit"] + self.rng.choice((-2, -1, 1, 2))
+        return f'<replace id="{order_id}" shares="{self.rng.randint(1, 10)}" limit="{limit}"/>'
 
     def perform(self, kind, account, payload):
         op = self.history.next_op()
@@ -261,10 +308,44 @@ class Client(threading.Thread):
         return outcome, last_reply, last_server
 
     def note(self, account, reply):
-        for m in re.finditer(r'<opened [^>]*id="(\d+)"', reply):
-            self.open_orders[account].append(int(m.group(1)))
-        for m in re.finditer(r'<canceled id="(\d+)"', reply):
-            if int(m.group(1)) in self.open_orders[account]:
-                self.open_orders[account].remove(int(m.group(1)))
+        """What the reply tells of the account's orders: ids opened (with their terms, echoed by
+        <opened>), canceled, replaced, refused as closed, and what a <status> shows open."""
+        for attrs in tags_of(reply, "opened"):
+            order_id = int(attrs["id"])
+            self.open_orders[account].append(order_id)
+            self.terms[order_id] = {"limit": int(attrs.get("limit", 0)),
+                                    "open": abs(int(attrs["amount"])),
+                                    "rests": attrs.get("tif", "GTC") == "GTC"}
+        for attrs in tags_of(reply, "canceled"):
+            if "id" in attrs and int(attrs["id"]) in self.terms:
+                self.terms[int(attrs["id"])]["rests"] = False
+        for attrs in tags_of(reply, "replaced"):
+            if int(attrs["id"]) in self.terms:
+                self.terms[int(attrs["id"])].update(open=int(attrs["shares"]),
+                                                    limit=int(attrs["limit"]))
+        for m in re.finditer(r'<error id="(\d+)"[^>]*>(Order has nothing open|No such order)',
+                             reply):
+            if int(m.group(1)) in self.terms:   # closed (or forgotten, once closed)
+                self.terms[int(m.group(1))]["rests"] = False
+        for status in re.finditer(r'<status id="(\d+)">(.*?)</status>|<status id="(\d+)"/>',
+                                  reply, re.S):
+            self.note_status(int(status.group(1) or status.group(3)), status.group(2) or "")
         # Keep the lists short: old ids are as good to query as new ones.
+        for order_id in self.open_orders[account][:-50]:
+            self.terms.pop(order_id, None)
         del self.open_orders[account][:-50]
+
+    def note_status(self, order_id, body):
+        if order_id not in self.terms:
+            return
+        shown = re.search(r'<(open|waiting) shares="(\d+)"', body)
+        if shown:
+            self.terms[order_id]["open"] = int(shown.group(2))
+        else:
+            self.terms[order_id]["rests"] = False
+
+
+def tags_of(reply, name):
+    """The attributes of each <NAME ...> element of a reply, as a dict."""
+    return [dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+            for m in re.finditer(rf"<{name}\b([^>]*)>", reply)]

@@ -185,6 +185,7 @@ class CleanRunTest(CheckerTest):
         text = str(self.check())
         self.assertIn("seed: 42", text)
         self.assertIn("ops: 9 (order 6, cancel 1, query 1, create 1)", text)
+        self.assertIn("orders by type: limit 6", text)
         self.assertIn("outcomes: ok 5, refused 1, failed 1, unknown 2; unknown in the journal 1, "
                       "not 1", text)
         self.assertIn("faults injected: kill-active 1 (heals 1)", text)
@@ -307,6 +308,101 @@ class AnomalyTest(CheckerTest):
         self.assertIn("near: +5.500s fault kill-active inject target server-a: SIGKILL", text)
         self.assertNotIn("+20.000s", text)
         self.assertTrue(text.endswith("anomalies: 1"))
+
+
+class OrderTypesTest(CheckerTest):
+    """The order types of PROTOCOL 4.5-4.8 in the run: market orders with no limit, waiting
+    stops, replaced orders and replaces that change nothing."""
+
+    def market_sell(self, row=True):
+        # 1002's market IOC sell of 2 finds no bid (order 1 is canceled): all 2 canceled.
+        self.run_.op(10, "order", "1002",
+                     transactions(10, "1002", '<order sym="S1" amount="-2" tif="IOC"/>'), "ok",
+                     results('<opened sym="S1" amount="-2" tif="IOC" id="4"/>'), journaled=True)
+        if row:
+            self.run_.final["orders"].append(Run.order(4, "1002", "-2", None, "2",
+                                                       canceled_at=AT))
+
+    def test_market_order_with_no_limit_passes(self):
+        self.market_sell()
+        self.assertEqual(self.kinds(), [])
+        self.assertIn("orders by type: limit 6, market-ioc 1", str(self.check()))
+
+    def test_market_order_stored_with_a_limit(self):
+        self.market_sell(row=False)
+        self.run_.final["orders"].append(Run.order(4, "1002", "-2", "100", "2", canceled_at=AT))
+        anomaly = self.assertOnly("order-mismatch")
+        self.assertIn("limit 100", anomaly.message)
+
+    def waiting_stop(self, stop="120"):
+        # 1001 buys 1 @ 150 once an execution at 120 or more happens: 150 reserved.
+        self.run_.op(10, "order", "1001",
+                     transactions(10, "1001", '<order sym="S1" amount="1" limit="150" '
+                                              'stop="120"/>'), "ok",
+                     results('<opened sym="S1" amount="1" limit="150" stop="120" id="4"/>'),
+                     journaled=True)
+        row = Run.order(4, "1001", "1", "150", "1")
+        row["stop_price"] = stop
+        self.run_.final["orders"].append(row)
+        self.run_.final["accounts"][0]["balance"] = "545.5"
+
+    def test_waiting_stop_reserves_like_an_open_order(self):
+        self.waiting_stop()
+        self.assertEqual(self.kinds(), [])
+
+    def test_waiting_stop_stored_with_another_stop(self):
+        self.waiting_stop(stop="121")
+        self.assertIn("stop 121", self.assertOnly("order-mismatch").message)
+
+    def sell_and_replace(self, reply, journaled=True, position="94"):
+        # 1002 sells 4 @ 300 (order 4), then replaces it: 2 left at 300 keep its place and give
+        # 2 shares back.
+        self.run_.op(10, "order", "1002",
+                     transactions(10, "1002", '<order sym="S1" amount="-4" limit="300"/>'), "ok",
+                     results('<opened sym="S1" amount="-4" limit="300" id="4"/>'),
+                     journaled=True)
+        self.run_.op(11, "replace", "1002",
+                     transactions(11, "1002", '<replace id="4" shares="2" limit="300"/>'), "ok",
+                     reply, journaled=journaled)
+        self.run_.final["positions"][1]["amount"] = position
+
+    def test_replaced_order_passes(self):
+        self.sell_and_replace(results('<replaced id="4" shares="2" limit="300"/>'))
+        self.run_.final["orders"].append(Run.order(4, "1002", "-2", "300", "2"))
+        self.assertEqual(self.kinds(), [])
+
+    def test_replaced_order_stored_with_the_old_amount(self):
+        self.sell_and_replace(results('<replaced id="4" shares="2" limit="300"/>'))
+        self.run_.final["orders"].append(Run.order(4, "1002", "-4", "300", "2"))
+        self.assertIn("its last replace left 2 open", self.assertOnly("order-mismatch").message)
+
+    def test_replaced_order_stored_with_the_old_limit(self):
+        self.sell_and_replace(results('<replaced id="4" shares="2" limit="310"/>'))
+        self.run_.ops[-1]["payload"] = transactions(11, "1002",
+                                                    '<replace id="4" shares="2" limit="310"/>')
+        self.run_.journal[-1]["request"] = self.run_.ops[-1]["payload"]
+        self.run_.final["orders"].append(Run.order(4, "1002", "-2", "300", "2"))
+        self.assertIn("limit 300", self.assertOnly("order-mismatch").message)
+
+    def test_replace_to_another_limit_not_journaled(self):
+        self.sell_and_replace(results('<replaced id="4" shares="4" limit="310"/>'),
+                              journaled=False, position="92")
+        self.run_.final["orders"].append(Run.order(4, "1002", "-4", "300", "4"))
+        self.assertIn('<replaced id="4" shares="4" limit="310">',
+                      self.assertOnly("lost-ack").message)
+
+    def test_replace_that_changes_nothing_is_not_journaled(self):
+        # The same limit and remainder: the engine changes nothing and journals nothing.
+        self.sell_and_replace(results('<replaced id="4" shares="4" limit="300"/>'),
+                              journaled=False, position="92")
+        self.run_.final["orders"].append(Run.order(4, "1002", "-4", "300", "4"))
+        self.assertEqual(self.kinds(), [])
+
+    def test_refused_replace_changes_nothing(self):
+        self.sell_and_replace(results('<error id="4" shares="2" limit="300">Insufficient '
+                                      'shares</error>'), journaled=False, position="92")
+        self.run_.final["orders"].append(Run.order(4, "1002", "-4", "300", "4"))
+        self.assertEqual(self.kinds(), [])
 
 
 class PartsTest(unittest.TestCase):

@@ -64,6 +64,70 @@ class StateCheckTest(unittest.TestCase):
         self.assertEqual(len(kinds), 21)
         self.assertIn("and 10 more", self.report.anomalies[-1].message)
 
+    def waiting_stop(self):
+        # 1001's buy 1 @ 150 stop 120 (order 4) waits: 150 reserved; the tables, the replay and
+        # the protocol all say so.
+        self.run_.op(10, "order", "1001",
+                     transactions(10, "1001", '<order sym="S1" amount="1" limit="150" '
+                                              'stop="120"/>'), "ok",
+                     results('<opened sym="S1" amount="1" limit="150" stop="120" id="4"/>'),
+                     journaled=True)
+        row = {"id": 4, "account_id": "1001", "symbol": "S1", "amount": "1",
+               "limit_price": "150", "open_amount": "1", "created_at": AT, "canceled_at": None,
+               "stop_price": "120"}
+        self.run_.final["orders"].append(dict(row, execution_ids=[]))
+        self.run_.final["accounts"][0]["balance"] = "545.5"
+        self.state = self.run_.replayed_state()
+        self.queries["replies"].append(
+            results('<status id="4"><waiting shares="1" stop="120"/></status>'))
+
+    def test_waiting_stop_shows_waiting(self):
+        self.waiting_stop()
+        self.assertEqual(self.kinds(), [], str(self.report))
+
+    def test_waiting_stop_shown_open(self):
+        self.waiting_stop()
+        self.queries["replies"][-1] = results('<status id="4"><open shares="1"/></status>')
+        self.assertEqual(self.kinds(), ["query-differs"])
+
+    def test_stop_price_differs_from_the_replay(self):
+        self.waiting_stop()
+        self.state["orders"][-1]["stop_price"] = None
+        self.assertEqual(self.kinds(), ["state-differs"])
+        self.assertIn("orders 4: stop_price is '120' in the tables, None in the replay",
+                      self.report.anomalies[0].message)
+
+    def test_priority_is_not_compared_with_the_replay(self):
+        # A server that restarted numbers priorities afresh; a replay from scratch does not.
+        for n, order in enumerate(self.state["orders"]):
+            order["priority"] = 100 + n
+        self.assertEqual(self.kinds(), [])
+
+    def test_market_order_null_limit_equals_the_replay(self):
+        row = {"id": 4, "account_id": "1002", "symbol": "S1", "amount": "-2",
+               "limit_price": None, "open_amount": "2", "created_at": AT, "canceled_at": AT}
+        self.run_.op(10, "order", "1002",
+                     transactions(10, "1002", '<order sym="S1" amount="-2" tif="IOC"/>'), "ok",
+                     results('<opened sym="S1" amount="-2" tif="IOC" id="4"/>'), journaled=True)
+        self.run_.final["orders"].append(dict(row, execution_ids=[]))
+        self.state = self.run_.replayed_state()
+        self.queries["replies"].append(
+            results(f'<status id="4"><canceled shares="2" time="{AT}"/></status>'))
+        self.assertEqual(self.kinds(), [], str(self.report))
+        self.state["orders"][-1]["limit_price"] = "100"
+        self.assertEqual(self.kinds(), ["state-differs"])
+
+    def test_fill_of_a_replaced_order_is_not_dated_by_the_newer_opened(self):
+        # Had order 1 been replaced (losing its place) after order 2 rested, their execution
+        # would have happened at the replace: a query before it may lack it.
+        self.run_.op(10, "query", "1001", transactions(10, "1001", '<query id="1"/>'), "ok",
+                     results('<status id="1"><open shares="5"/></status>'), invoke=T0 + 3.5)
+        self.run_.op(11, "replace", "1001",
+                     transactions(11, "1001", '<replace id="1" shares="5" limit="102"/>'), "ok",
+                     results('<error id="1" shares="5" limit="102">Order has nothing open to '
+                             'replace</error>'))
+        self.assertEqual(self.kinds(), [])
+
     def query(self, n, order, status):
         self.run_.op(n, "query", "1001", transactions(n, "1001", f'<query id="{order}"/>'),
                      "ok", results(status))
