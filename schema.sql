@@ -22,6 +22,16 @@ BEGIN
     EXECUTE format('ALTER TABLE %s ADD COLUMN %I %s', tab, col, def);
   END IF;
 END $$;
+-- The same for a NOT NULL that a column has lost since: ALTER COLUMN ... DROP NOT NULL takes
+-- ACCESS EXCLUSIVE even when the column is nullable already, so it runs only when it is not.
+CREATE OR REPLACE FUNCTION pg_temp.drop_not_null_once(tab regclass, col name)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_attribute
+             WHERE attrelid = tab AND attname = col AND attnotnull AND NOT attisdropped) THEN
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP NOT NULL', tab, col);
+  END IF;
+END $$;
 
 CREATE TABLE IF NOT EXISTS accounts (
   id        TEXT PRIMARY KEY CHECK (id ~ '^[0-9]+$'),
@@ -52,15 +62,27 @@ CREATE TABLE IF NOT EXISTS orders (
   id          BIGINT PRIMARY KEY,
   account_id  TEXT NOT NULL,
   symbol      TEXT NOT NULL,
-  amount      NUMERIC NOT NULL CHECK (amount <> 0),   -- as placed: > 0 buys, < 0 sells
-  limit_price NUMERIC NOT NULL CHECK (limit_price > 0),
+  -- As placed, or as a <replace> set it (executed + new open): > 0 buys, < 0 sells. So
+  -- open_amount <= abs(amount) holds after a replace too.
+  amount      NUMERIC NOT NULL CHECK (amount <> 0),
+  limit_price NUMERIC CHECK (limit_price > 0),        -- NULL: a market order
   open_amount NUMERIC NOT NULL CHECK (open_amount >= 0 AND open_amount <= abs(amount)),
   created_at  BIGINT NOT NULL,                        -- seconds since the Unix epoch
   canceled_at BIGINT,                                 -- set: open_amount was canceled
-  execution_ids BIGINT[] NOT NULL DEFAULT '{}'        -- its fills: executions.id, oldest first
+  execution_ids BIGINT[] NOT NULL DEFAULT '{}',       -- its fills: executions.id, oldest first
+  -- Time priority within its price level, the smaller first: a new order's is above every
+  -- earlier one's, a <replace> that loses priority and a stop's trigger give a new one. NULL
+  -- (a row from before priorities were stored): the order's id.
+  priority    BIGINT,
+  stop_price  NUMERIC CHECK (stop_price > 0)          -- set while a stop-limit order waits
 );
 -- Databases from before execution_ids get the column here, filled in below.
 SELECT pg_temp.add_column_once('orders', 'execution_ids', $$BIGINT[] NOT NULL DEFAULT '{}'$$);
+-- Databases from before the order types of issue 48 (PROTOCOL.md sections 4.5-4.8): market
+-- orders have no limit, and priorities and stops are stored.
+SELECT pg_temp.drop_not_null_once('orders', 'limit_price');
+SELECT pg_temp.add_column_once('orders', 'priority', 'BIGINT');
+SELECT pg_temp.add_column_once('orders', 'stop_price', 'NUMERIC CHECK (stop_price > 0)');
 
 -- Room on each page for the new version of a row: an order's open amount changes when it fills
 -- after resting, and an update that fits on the same page (HOT) adds no index entry, which is

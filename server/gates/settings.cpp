@@ -18,16 +18,17 @@ void declare_settings(util::Settings& s, Limits& l) {
   s.add("max-open-orders", kLimits, &l.max_open_orders)
       .at_least(1)
       .help(
-          "most orders resting on all books together; an order that would rest beyond it is "
-          "refused");
+          "most orders resting on all books together (waiting stops included); an order that "
+          "would rest beyond it is refused");
   s.add("max-open-orders-per-account", kLimits, &l.max_open_orders_per_account)
       .at_least(1)
       .help("most resting orders of one account; an order that would rest beyond it is refused");
   s.add("max-executions-per-request", kLimits, &l.max_executions_per_request)
       .at_least(1)
       .help(
-          "most executions one request may cause (bounds the time it holds the engine and the "
-          "rows it projects); an order that would go past it is refused before it matches");
+          "most executions one request may cause, those of the stops it triggers included "
+          "(bounds the time it holds the engine and the rows it projects); an order or replace "
+          "that would go past it is refused and nothing of it is applied");
   s.add("max-reply-ratio", kLimits, &l.max_reply_ratio)
       .at_least(1)
       .help(

@@ -5,8 +5,8 @@
 namespace protocol {
 namespace {
 
-constexpr std::array<std::string_view, 5> kKinds = {"order", "query", "cancel", "account",
-                                                    "symbol"};
+constexpr std::array<std::string_view, 6> kKinds = {"order",   "query",  "cancel",
+                                                    "account", "symbol", "replace"};
 
 bool name_char(char c) {
   return c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '/' && c != '>';

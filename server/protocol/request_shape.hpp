@@ -11,7 +11,7 @@ namespace protocol {
 
 struct RequestShape {
   // Canonical request class: the root element, a colon, then the counts of its children by
-  // kind in a fixed order (order, query, cancel, account, symbol, other), zero counts left
+  // kind in a fixed order (order, query, cancel, account, symbol, replace, other), zero counts left
   // out: "transactions:order2,query1", "create:account3,symbol1", "transactions:". A root
   // other than create or transactions is the class "other", so clients cannot grow the
   // class table without bound.

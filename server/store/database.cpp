@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include <pqxx/pqxx>
@@ -15,6 +16,39 @@ namespace {
 std::optional<std::int64_t> optional_int(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
   return f.as<std::int64_t>();
+}
+
+std::optional<market::Decimal> optional_decimal(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return decimal(f);
+}
+
+// Orders as OrderRows (order_row), a WHERE clause to follow. A row from before priorities were
+// stored has none: its priority is its id (schema.sql).
+const std::string kOrderRows =
+    "SELECT id, account_id, symbol, amount, limit_price, open_amount, created_at, canceled_at, "
+    "coalesce(priority, id), stop_price FROM orders ";
+// The open orders, in id order.
+const std::string kOpenOrders =
+    kOrderRows + "WHERE canceled_at IS NULL AND open_amount > 0 ORDER BY id";
+// The orders of an array of ids, in id order.
+const std::string kOrdersById = kOrderRows + "WHERE id = ANY($1::bigint[]) ORDER BY id";
+
+// A row of kOpenOrders or kOrdersById. A NULL limit (a market order's; none stays open) is a zero
+// Decimal, as the engine writes it; `revised` is false: the row is as stored.
+market::OrderRow order_row(const pqxx::row& row) {
+  market::OrderRow o;
+  o.id = row[0].as<std::int64_t>();
+  o.account = row[1].c_str();
+  o.symbol = row[2].c_str();
+  o.amount = decimal(row[3]);
+  o.limit = row[4].is_null() ? market::Decimal() : decimal(row[4]);
+  o.open = decimal(row[5]);
+  o.created_at = row[6].as<std::int64_t>();
+  o.canceled_at = optional_int(row[7]);
+  o.priority = row[8].as<std::int64_t>();
+  o.stop = optional_decimal(row[9]);
+  return o;
 }
 
 }  // namespace
@@ -69,12 +103,7 @@ std::int64_t Database::load_unbounded(market::Engine& engine) {
     engine.load_position({row[0].c_str(), row[1].c_str(), decimal(row[2]), decimal(row[3])});
   // Closed orders stay in the database (OrderArchive answers queries about them); only open
   // ones, and their fills, come back into memory.
-  for (const auto& row :
-       tx.exec("SELECT id, account_id, symbol, amount, limit_price, open_amount, created_at, "
-               "canceled_at FROM orders WHERE canceled_at IS NULL AND open_amount > 0 ORDER BY id"))
-    engine.load_order({row[0].as<std::int64_t>(), row[1].c_str(), row[2].c_str(), decimal(row[3]),
-                       decimal(row[4]), decimal(row[5]), row[6].as<std::int64_t>(),
-                       optional_int(row[7])});
+  for (const auto& row : tx.exec(kOpenOrders)) engine.load_order(order_row(row));
   for (const auto& row :
        tx.exec("SELECT DISTINCT e.id, e.buy_order, e.sell_order, e.shares, e.price, e.executed_at "
                "FROM orders o JOIN executions e ON e.id = ANY(o.execution_ids) "
@@ -90,6 +119,18 @@ std::int64_t Database::load_unbounded(market::Engine& engine) {
   tx.commit();
   engine.finish_loading();
   return position;
+}
+
+std::vector<market::OrderRow> Database::order_rows(const std::vector<market::OrderId>& ids) {
+  ArrayLiteral id_array;
+  for (market::OrderId id : ids) id_array.add(id);
+  return bounded("reading order rows", timeout_, [&] {
+    pqxx::nontransaction tx(*conn_);
+    std::vector<market::OrderRow> rows;
+    for (const auto& row : tx.exec_params(kOrdersById, id_array.done()))
+      rows.push_back(order_row(row));
+    return rows;
+  });
 }
 
 bool Database::committed(const CommitMark& mark) {

@@ -66,6 +66,9 @@ class Database {
   // Fills an empty engine with the projection (the SQL tables) and returns the journal seq it
   // reflects; the journal after it is still to be replayed (app::load_state does both).
   std::int64_t load(market::Engine& engine);
+  // The stored rows of those of `ids` that exist, in id order, read as load() reads the open
+  // orders it hands the engine (the store contract checks what writes stored through it).
+  std::vector<market::OrderRow> order_rows(const std::vector<market::OrderId>& ids);
   // Prepares the projection write; call once the schema exists.
   void prepare_writes();
   // The archive (store/archive_sql.cpp): the stored status of each of `ids` that belongs to

@@ -82,15 +82,24 @@ class Layout {
  private:
   bool more_changes() const { return changed_ < changed_rows_; }
 
-  // One statement: up to rows_per_statement rows of each table.
+  // One statement: up to rows_per_statement rows of each table, and the revised orders among
+  // its orders (a subsequence of stored_orders, both in id order: one cursor moving forward).
   void change() {
     RowRange ranges[4];
     for (std::size_t t = 0; t < 4; ++t) {
       ranges[t] = {at_[t], std::min(at_[t] + limits_.rows_per_statement, sizes_[t])};
       at_[t] = ranges[t].last;
     }
-    ChangeStep step{ranges[0], ranges[1], ranges[2], ranges[3], 0};
-    step.work = limits_.changed_row_cost * step.rows();
+    RowRange revised{revised_at_, revised_at_};
+    if (ranges[3].size() > 0) {
+      const market::OrderId last = plan_.stored_orders[ranges[3].last - 1]->id;
+      while (revised.last < plan_.revised_orders.size() &&
+             plan_.revised_orders[revised.last]->id <= last)
+        ++revised.last;
+    }
+    revised_at_ = revised.last;
+    ChangeStep step{ranges[0], ranges[1], ranges[2], ranges[3], revised, 0};
+    step.work = limits_.changed_row_cost * (step.rows() + revised.size());
     changed_ += step.rows();
     plan_.steps.push_back(step);
   }
@@ -100,6 +109,7 @@ class Layout {
   const std::size_t new_rows_;
   std::array<std::size_t, 4> sizes_{}, at_{};  // symbols, accounts, positions, stored orders
   std::size_t changed_rows_ = 0, copied_ = 0, changed_ = 0;
+  std::size_t revised_at_ = 0;  // in revised_orders
 };
 
 // The COPYs of executions: from the first one after `last_execution`, rows_per_copy rows to a
@@ -127,6 +137,8 @@ ProjectionPlan plan_projection(const ProjectionRows& rows, StoredIds stored, Pla
   plan.accounts = in_key_order(rows.accounts, kAll);
   plan.positions = in_key_order(rows.positions, kAll);
   plan.stored_orders = in_key_order(rows.orders, is_stored);
+  for (const market::OrderRow* order : plan.stored_orders)
+    if (order->revised) plan.revised_orders.push_back(order);
   plan.fills = fills_of(rows.executions, stored.last_execution);
   plan.new_order_fills = runs_in(plan.fills, plan.new_orders);
   plan.stored_order_fills = runs_in(plan.fills, plan.stored_orders);
@@ -141,7 +153,8 @@ ProjectionPlan plan_projection(const ProjectionRows& rows, StoredIds stored, Pla
                 {at, std::min(at + limits.rows_per_copy, plan.new_orders.size())});
   copy_executions(layout, rows.executions, stored.last_execution, limits.rows_per_copy);
   layout.rest();
-  plan.work_in_all = new_rows + limits.changed_row_cost * layout.changed_rows();
+  plan.work_in_all =
+      new_rows + limits.changed_row_cost * (layout.changed_rows() + plan.revised_orders.size());
   return plan;
 }
 

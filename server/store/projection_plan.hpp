@@ -10,6 +10,11 @@
 //   - After each COPY come as many statements as keep the changed rows' share of the write up
 //     with the copied rows' share, so that they are spread through the write; the rest follow
 //     the last COPY.
+//   - Orders stored before whose amount, limit, priority or stop changed (OrderRow::revised: a
+//     <replace>, a stop's trigger) get those columns written too, by a statement of their own
+//     sent just before the statement of changed rows that holds them (ChangeStep::revised): a
+//     write without such orders, every write of plain limit orders, sends what it sent before
+//     they existed, and the plan's steps and pacing are the same either way.
 // Why statements this small, spread so and in key order: docs/notes/performance-history.md,
 // "The bursts left in a write" and "The projection's fence for the whole write".
 #include <cstddef>
@@ -55,11 +60,14 @@ struct CopyStep {
 };
 
 // One statement of changed rows: ranges of the plan's symbols, accounts, positions and
-// stored_orders.
+// stored_orders; before it, when `revised` is not empty, one statement of those revised_orders
+// (the revised ones among `orders`).
 struct ChangeStep {
   RowRange symbols, accounts, positions, orders;
-  std::size_t work = 0;  // changed_row_cost per row
+  RowRange revised;
+  std::size_t work = 0;  // changed_row_cost per row, the revised rows' counted once more
 
+  // The rows of the statement of changed rows (the revised ones are among `orders`).
   std::size_t rows() const {
     return symbols.size() + accounts.size() + positions.size() + orders.size();
   }
@@ -74,6 +82,8 @@ struct ProjectionPlan {
   std::vector<const market::AccountRow*> accounts;  // key order
   std::vector<const market::PositionRow*> positions;
   std::vector<const market::OrderRow*> stored_orders;  // id order
+  // The stored_orders marked revised, id order: their amount, limit, priority and stop change.
+  std::vector<const market::OrderRow*> revised_orders;
   // (order, execution) for both orders of each new execution, sorted: an order's new
   // executions are a run, new_order_fills[i] new_orders[i]'s and stored_order_fills[i]
   // stored_orders[i]'s (the engine records both orders of an execution in the same request's
@@ -83,7 +93,8 @@ struct ProjectionPlan {
   std::vector<RowRange> stored_order_fills;
 
   std::vector<ProjectionStep> steps;  // in the order they are sent
-  // The new rows, and changed_row_cost for each changed row: the steps' work summed.
+  // The new rows, and changed_row_cost for each changed row and each revised one: the steps'
+  // work summed.
   std::size_t work_in_all = 0;
 };
 

@@ -4,6 +4,22 @@
 #include <utility>
 
 namespace store {
+namespace {
+
+// A later row of an order supersedes an earlier one, except that it stays `revised` if either
+// was: the later row's amount, limit, priority and stop are the revised ones still, and a write
+// that stores it must write them (a fill after a <replace> does not mark its row revised).
+void supersede(std::unordered_map<market::OrderId, market::OrderRow>& orders,
+               market::OrderRow&& later) {
+  const bool later_revised = later.revised;
+  auto [at, added] = orders.try_emplace(later.id, std::move(later));
+  if (added) return;
+  const bool revised = at->second.revised || later_revised;
+  at->second = std::move(later);  // try_emplace moved nothing: the key was there
+  at->second.revised = revised;
+}
+
+}  // namespace
 
 void ProjectionRows::merge(market::Effects&& fx) {
   rows += rows_of(fx);
@@ -19,7 +35,7 @@ void ProjectionRows::merge_rows(market::Effects&& fx) {
   for (auto& s : fx.symbols) symbols.insert(std::move(s));
   for (auto& a : fx.accounts) accounts[a.id] = std::move(a);
   for (auto& p : fx.positions) positions[{p.account, p.symbol}] = std::move(p);
-  for (auto& o : fx.orders) orders[o.id] = std::move(o);
+  for (auto& o : fx.orders) supersede(orders, std::move(o));
   executions.insert(executions.end(), std::make_move_iterator(fx.executions.begin()),
                     std::make_move_iterator(fx.executions.end()));
 }
@@ -34,7 +50,7 @@ void ProjectionRows::merge(ProjectionRows&& later) {
   symbols.merge(theirs.symbols);
   for (auto& [id, row] : theirs.accounts) accounts[id] = std::move(row);
   for (auto& [key, row] : theirs.positions) positions[key] = std::move(row);
-  for (auto& [id, row] : theirs.orders) orders[id] = std::move(row);
+  for (auto& [id, row] : theirs.orders) supersede(orders, std::move(row));
   executions.insert(executions.end(), std::make_move_iterator(theirs.executions.begin()),
                     std::make_move_iterator(theirs.executions.end()));
 }

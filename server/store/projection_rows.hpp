@@ -23,6 +23,7 @@ struct ProjectionRows {
   std::unordered_map<std::pair<std::string, std::string>, market::PositionRow,
                      market::StringPairHash>
       positions;
+  // The last row of each order, `revised` if any of its rows merged was (see OrderRow).
   std::unordered_map<market::OrderId, market::OrderRow> orders;
   std::vector<market::ExecutionRow> executions;
   // Rows as the requests produced them, before merging (DeferredEffects::rows()): what the

@@ -20,7 +20,9 @@
 //   2. the plan's steps in order: COPYs of new orders, each with the ids of its executions
 //      (orders.execution_ids: how an order's fills are found, with no index on executions'
 //      order columns), and of new executions, `pace` told every kRowsPerPace rows so that it
-//      can spread the work; statements of changed rows (kWriteChanges), `pace` told after each;
+//      can spread the work; statements of changed rows (kWriteChanges), each after the
+//      statement of the revised orders among them if there are any (kWriteRevisions: only
+//      writes with a <replace> or a stop's trigger send it), `pace` told after each;
 //      never after the last of the write (the commit is not held back);
 //   3. projection_position moved to `through_seq` if writer_epoch still holds our epoch (else
 //      everything is rolled back: kFenceAndWhereTablesAre says why), and commit.
@@ -79,6 +81,22 @@ FROM unnest($9::bigint[], $10::numeric[], $11::bigint[], $12::text[])
 WHERE orders.id = c.id
 )SQL";
 
+// Orders stored before whose amount, limit, priority or stop changed (OrderRow::revised), as
+// parallel arrays; a NULL limit is a market order's, a NULL stop no waiting stop. Sent before
+// the kWriteChanges statement that holds the same orders, and with their open amount: the
+// CHECK open_amount <= abs(amount) holds for the row as each UPDATE leaves it, and a <replace>
+// may move both (a larger remainder than the old amount, or a smaller amount than the old
+// remainder), so they change together here. kWriteChanges then writes the same open amount
+// again, with the cancel time and the new executions' ids.
+const char* kWriteRevisions = R"SQL(
+UPDATE orders SET amount = r.amount, limit_price = r.limit_price, open_amount = r.open_amount,
+                  priority = r.priority, stop_price = r.stop_price
+FROM unnest($1::bigint[], $2::numeric[], $3::numeric[], $4::numeric[], $5::bigint[],
+            $6::numeric[])
+  AS r (id, amount, limit_price, open_amount, priority, stop_price)
+WHERE orders.id = r.id
+)SQL";
+
 // Moves the position, and says whether writer_epoch is still ours (see kFenceAndWhereTablesAre).
 const char* kMovePosition = R"SQL(
 UPDATE projection_position SET seq = $1
@@ -129,6 +147,37 @@ Changes changes_of(const ProjectionPlan& plan, const ChangeStep& step) {
     c.o_executions.add(ids_literal(plan, plan.stored_order_fills[i]));
   }
   return c;
+}
+
+// One statement's arrays of revised orders: a ChangeStep's `revised`.
+struct Revisions {
+  ArrayLiteral id, amount, limit, open, priority, stop;
+};
+
+Revisions revisions_of(const ProjectionPlan& plan, RowRange revised) {
+  Revisions r;
+  for (std::size_t i = revised.first; i < revised.last; ++i) {
+    const market::OrderRow& row = *plan.revised_orders[i];
+    r.id.add(row.id);
+    r.amount.add(row.amount);
+    if (row.limit.is_zero())
+      r.limit.add_null();  // a market order
+    else
+      r.limit.add(row.limit);
+    r.open.add(row.open);
+    r.priority.add(row.priority);
+    if (row.stop)
+      r.stop.add(*row.stop);
+    else
+      r.stop.add_null();
+  }
+  return r;
+}
+
+// One statement of revised orders (kWriteRevisions, prepared by prepare_writes).
+void write_revisions(pqxx::work& tx, Revisions& r) {
+  tx.exec_prepared0("write_revisions", r.id.done(), r.amount.done(), r.limit.done(), r.open.done(),
+                    r.priority.done(), r.stop.done());
 }
 
 // One statement of changed rows (kWriteChanges, prepared by prepare_writes).
@@ -188,22 +237,31 @@ class CopySender {
 // One COPY of `rows` of the plan's new orders, each with the ids of its new executions.
 void copy_orders(pqxx::work& tx, const ProjectionPlan& plan, RowRange rows, CopyText& text,
                  Progress& progress) {
-  pqxx::stream_to copy(
-      tx, "orders",
-      std::vector<std::string>{"id", "account_id", "symbol", "amount", "limit_price", "open_amount",
-                               "created_at", "canceled_at", "execution_ids"});
+  pqxx::stream_to copy(tx, "orders",
+                       std::vector<std::string>{
+                           "id", "account_id", "symbol", "amount", "limit_price", "open_amount",
+                           "created_at", "canceled_at", "execution_ids", "priority", "stop_price"});
   CopySender sender(copy, text, progress);
   for (std::size_t i = rows.first; i < rows.last; ++i) {
     const market::OrderRow& o = *plan.new_orders[i];
     const RowRange fills = plan.new_order_fills[i];
     CopyText& row = sender.row();
-    row.field(o.id).field(o.account).field(o.symbol).field(o.amount).field(o.limit);
+    row.field(o.id).field(o.account).field(o.symbol).field(o.amount);
+    if (o.limit.is_zero())
+      row.null();  // a market order
+    else
+      row.field(o.limit);
     row.field(o.open).field(o.created_at);
     if (o.canceled_at)
       row.field(*o.canceled_at);
     else
       row.null();
     row.array_field(plan.fills.begin() + fills.first, plan.fills.begin() + fills.last);
+    row.field(o.priority);
+    if (o.stop)
+      row.field(*o.stop);
+    else
+      row.null();
     sender.end_row();
   }
   sender.finish();
@@ -228,8 +286,12 @@ void copy_executions(pqxx::work& tx, const std::vector<market::ExecutionRow>& ex
 }  // namespace
 
 void Database::prepare_writes() {
-  bounded("preparing the projection write", timeout_,
-          [&] { conn_->prepare("write_changes", kWriteChanges); });
+  // libpqxx 6 sends a statement to PostgreSQL at its first use: a connection whose writes
+  // have no revised order never sends write_revisions at all.
+  bounded("preparing the projection write", timeout_, [&] {
+    conn_->prepare("write_changes", kWriteChanges);
+    conn_->prepare("write_revisions", kWriteRevisions);
+  });
 }
 
 void Database::project(const ProjectionRows& batch, std::int64_t through_seq, std::int64_t epoch,
@@ -259,6 +321,10 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
                 [&] { copy_executions(tx, batch.executions, copy->rows, text, progress); });
     } else {
       const auto& change = std::get<ChangeStep>(step);
+      if (change.revised.size() > 0) {
+        Revisions r = revisions_of(plan, change.revised);
+        bounded("projecting revised orders", timeout_, [&] { write_revisions(tx, r); });
+      }
       Changes c = changes_of(plan, change);
       bounded("projecting changed rows", timeout_, [&] { write_changes(tx, c); });
       progress.sent(change.work);

@@ -45,10 +45,11 @@ void FinalState::write_json(std::ostream& out) const {
   write_array(out, "orders", orders_, [&](const market::OrderRow& r) {
     out << "{\"id\": " << r.id << ", \"account_id\": " << json_string(r.account)
         << ", \"symbol\": " << json_string(r.symbol) << ", \"amount\": " << dec(r.amount)
-        << ", \"limit_price\": " << dec(r.limit) << ", \"open_amount\": " << dec(r.open)
-        << ", \"created_at\": " << r.created_at
+        << ", \"limit_price\": " << (r.limit.is_zero() ? "null" : dec(r.limit))  // market: NULL
+        << ", \"open_amount\": " << dec(r.open) << ", \"created_at\": " << r.created_at
         << ", \"canceled_at\": " << (r.canceled_at ? std::to_string(*r.canceled_at) : "null")
-        << "}";
+        << ", \"priority\": " << r.priority
+        << ", \"stop_price\": " << (r.stop ? dec(*r.stop) : "null") << "}";
   });
   out << ",\n";
   write_array(out, "executions", executions_, [&](const market::ExecutionRow& r) {

@@ -22,6 +22,7 @@ fi
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Iserver -Icommon -Itests)
 core=(server/market/decimal.cpp server/market/order_book.cpp server/market/engine.cpp
+      server/market/engine_steps.cpp server/market/matching.cpp
       server/protocol/parse.cpp server/protocol/reject_text.cpp server/protocol/render.cpp
       server/app/apply.cpp server/gates/admission.cpp common/wire/xml_escape.cpp)
 "$clangxx" "${flags[@]}" tests/fuzz/fuzz_parse.cpp "${core[@]}" -lpugixml -o "$out/fuzz_parse"

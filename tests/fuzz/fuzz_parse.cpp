@@ -22,6 +22,10 @@ market::Engine make_engine() {
   engine.add_shares("X", "1", market::Decimal::from_int(1000), fx);
   engine.add_shares("X", "2", market::Decimal::from_int(1000), fx);
   engine.place_order("2", "X", market::Decimal::from_int(-10), market::Decimal::from_int(5), 1, fx);
+  // A waiting stop (PROTOCOL 4.7), so that executions at 5 or more can trigger it.
+  market::OrderTerms stop{
+      market::Decimal::from_int(3), market::Decimal::from_int(6), market::Decimal::from_int(5), {}};
+  engine.place("1", "X", stop, 1, fx);
   return engine;
 }
 

@@ -103,6 +103,15 @@ class ProjectionWriter final : public store::ProjectionWriter {
 
 bool is_open(const market::OrderRow& o) { return !o.canceled_at && o.open > market::Decimal(); }
 
+// A row as PostgreSQL holds it and Database::load reads it back: every column, the limit and
+// stop of a market order and of an order that is no stop as the engine wrote them (zero, none:
+// NULL there), but not `revised`, which marks what a write must store and is not stored.
+market::OrderRow as_stored(const market::OrderRow& o) {
+  market::OrderRow row = o;
+  row.revised = false;
+  return row;
+}
+
 class Reader final : public store::JournalFollower {
  public:
   explicit Reader(MemoryDatabase& db) : db_(db) {}
@@ -119,7 +128,7 @@ class Reader final : public store::JournalFollower {
     market::OrderId last_order = 0;
     for (const auto& [id, o] : orders) {
       last_order = id;
-      if (is_open(*o)) engine.load_order(*o);
+      if (is_open(*o)) engine.load_order(as_stored(*o));
     }
     std::map<std::int64_t, const market::ExecutionRow*> executions;
     for (const auto& e : p.executions) executions.emplace(e.id, &e);
@@ -190,6 +199,19 @@ class ArchiveReader final : public store::ArchiveReader {
 };
 
 }  // namespace
+
+std::vector<market::OrderRow> MemoryDatabase::order_rows(
+    const std::vector<market::OrderId>& ids) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::map<market::OrderId, market::OrderRow> found;
+  for (market::OrderId id : ids) {
+    auto it = projection.orders.find(id);
+    if (it != projection.orders.end()) found.emplace(id, as_stored(it->second));
+  }
+  std::vector<market::OrderRow> rows;
+  for (auto& [id, row] : found) rows.push_back(std::move(row));
+  return rows;
+}
 
 void MemoryDatabase::bump_epoch() {
   std::lock_guard<std::mutex> lock(mutex);

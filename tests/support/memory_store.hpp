@@ -43,6 +43,9 @@ struct MemoryDatabase {
 
   // Another writer took over: the epoch moves on.
   void bump_epoch();
+  // The stored rows of those of `ids` that exist, in id order, as load() hands open ones to
+  // the engine (as store::Database::order_rows reads them from PostgreSQL).
+  std::vector<market::OrderRow> order_rows(const std::vector<market::OrderId>& ids) const;
   std::int64_t last_seq() const;
 };
 

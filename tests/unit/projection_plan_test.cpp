@@ -7,7 +7,10 @@
 //     table, interleaved after each COPY so that the changed rows keep up with the copied ones,
 //     the rest after the last COPY: step for step what a model of the write before the plan
 //     (the loops Database::project ran itself) sends, for batches of many shapes;
-//   - a copied row is 1 unit of work, a changed row changed_row_cost.
+//   - a copied row is 1 unit of work, a changed row changed_row_cost;
+//   - stored orders marked revised are written by a statement of their own just before the
+//     statement of changed rows that holds them (a revised row counts changed_row_cost once
+//     more), new ones only copied; without any, the plan is what it was before they existed.
 // That the executor sends the plan as planned is checked end to end by the tests that read the
 // projected tables back (projector_test, journal_test, restart_test).
 #include "store/projection_plan.hpp"
@@ -36,7 +39,8 @@ using testing_support::dec;
 namespace {
 
 market::OrderRow order(market::OrderId id) {
-  return {id, "1", "X", dec("10"), dec("5"), dec("10"), 1519348326, std::nullopt};
+  return {id,         "1",          "X", dec("10"),    dec("5"), dec("10"),
+          1519348326, std::nullopt, id,  std::nullopt, false};
 }
 
 market::ExecutionRow execution(std::int64_t id, market::OrderId buy, market::OrderId sell) {
@@ -63,7 +67,8 @@ std::string describe(const store::ProjectionStep& step) {
            range("", copy->rows) + " w" + std::to_string(copy->work);
   const auto& c = std::get<ChangeStep>(step);
   return "change " + range("s", c.symbols) + " " + range("a", c.accounts) + " " +
-         range("p", c.positions) + " " + range("o", c.orders) + " w" + std::to_string(c.work);
+         range("p", c.positions) + " " + range("o", c.orders) +
+         (c.revised.size() > 0 ? " " + range("r", c.revised) : "") + " w" + std::to_string(c.work);
 }
 
 std::vector<std::string> describe(const ProjectionPlan& plan) {
@@ -256,6 +261,78 @@ TEST_CASE("projection plan: with no new rows every statement comes at once", "[u
                                                    "change s0-0 a2-4 p0-0 o1-1 w6",
                                                    "change s0-0 a4-5 p0-0 o1-1 w3"});
   CHECK(plan.work_in_all == 3 * 6);
+}
+
+TEST_CASE(
+    "projection plan: revised stored orders go with the statement that holds them, revised "
+    "new ones are only copied",
+    "[unit][projection]") {
+  ProjectionRows rows;
+  for (market::OrderId id = 1; id <= 6; ++id) rows.orders[id] = order(id);
+  for (market::OrderId id : {2, 4, 5}) rows.orders[id].revised = true;
+  const auto plan = store::plan_projection(rows, StoredIds{4, 0}, kSmall);
+  CHECK(ids(plan.stored_orders) == std::vector<market::OrderId>{1, 2, 3, 4});
+  CHECK(ids(plan.revised_orders) == std::vector<market::OrderId>{2, 4});
+  CHECK(ids(plan.new_orders) == std::vector<market::OrderId>{5, 6});
+  CHECK(describe(plan) == std::vector<std::string>{"copy orders 0-2 w2",
+                                                   "change s0-0 a0-0 p0-0 o0-2 r0-1 w9",
+                                                   "change s0-0 a0-0 p0-0 o2-4 r1-2 w9"});
+  CHECK(plan.work_in_all == 2 + 3 * (4 + 2));
+  CHECK(work_of_steps(plan) == plan.work_in_all);
+}
+
+TEST_CASE("projection plan: every revised stored order in the statement of its changes",
+          "[unit][projection]") {
+  std::mt19937 random(48);
+  const auto upto = [&](int n) { return std::uniform_int_distribution<int>(0, n)(random); };
+  for (int round = 0; round < 300; ++round) {
+    const PlanLimits limits{static_cast<std::size_t>(1 + upto(40)),
+                            static_cast<std::size_t>(1 + upto(15)),
+                            static_cast<std::size_t>(1 + upto(4))};
+    ProjectionRows rows;
+    const int stored = upto(60), fresh = upto(60);
+    std::vector<market::OrderId> revised;
+    for (market::OrderId id = 1; id <= stored + fresh; ++id) {
+      rows.orders[id] = order(id);
+      rows.orders[id].revised = upto(3) == 0;
+      if (rows.orders[id].revised && id <= stored) revised.push_back(id);
+    }
+    for (int i = upto(30); i > 0; --i) add_account(rows, std::to_string(i));
+    const int executions = upto(40);
+    for (std::int64_t id = 1; id <= executions; ++id)
+      rows.executions.push_back(execution(id, 1 + upto(stored + fresh), stored + fresh + 1));
+    INFO("round " << round);
+    const auto plan = store::plan_projection(rows, StoredIds{stored, 0}, limits);
+    CHECK(ids(plan.revised_orders) == revised);
+    // Without the marks, the same steps but for the revised ranges and their work.
+    ProjectionRows plain = rows;
+    for (auto& [id, row] : plain.orders) row.revised = false;
+    const auto plain_plan = store::plan_projection(plain, StoredIds{stored, 0}, limits);
+    REQUIRE(plan.steps.size() == plain_plan.steps.size());
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+      const auto* change = std::get_if<ChangeStep>(&plan.steps[i]);
+      if (!change) {
+        CHECK(describe(plan.steps[i]) == describe(plain_plan.steps[i]));
+        continue;
+      }
+      const auto& plain_change = std::get<ChangeStep>(plain_plan.steps[i]);
+      CHECK(change->orders == plain_change.orders);
+      CHECK(plain_change.revised.size() == 0);
+      CHECK(change->revised.first == next);  // in order, none left out
+      next = change->revised.last;
+      for (std::size_t r = change->revised.first; r < change->revised.last; ++r) {
+        const market::OrderId id = plan.revised_orders[r]->id;
+        REQUIRE(change->orders.size() > 0);
+        CHECK(id >= plan.stored_orders[change->orders.first]->id);
+        CHECK(id <= plan.stored_orders[change->orders.last - 1]->id);
+      }
+      CHECK(change->work == limits.changed_row_cost * (change->rows() + change->revised.size()));
+    }
+    CHECK(next == revised.size());
+    CHECK(work_of_steps(plan) == plan.work_in_all);
+    CHECK(plan.work_in_all == plain_plan.work_in_all + limits.changed_row_cost * revised.size());
+  }
 }
 
 TEST_CASE("projection plan: an empty batch has no step and no work", "[unit][projection]") {

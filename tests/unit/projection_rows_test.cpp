@@ -4,7 +4,9 @@
 //   - a later batch, merged (a replay's chunk) or deferred (a commit's effects), supersedes
 //     what was merged before, and its executions follow;
 //   - rows are counted as the requests produced them, before merging (the projection lag's
-//     unit), by DeferredEffects and ProjectionRows alike.
+//     unit), by DeferredEffects and ProjectionRows alike;
+//   - an order's merged row is `revised` if any of its rows was (a later fill does not undo a
+//     <replace>), whichever way the rows are merged.
 #include "store/projection_rows.hpp"
 
 #include <optional>
@@ -32,7 +34,8 @@ market::PositionRow position(const std::string& account, const std::string& symb
 }
 
 market::OrderRow order(market::OrderId id, const std::string& open) {
-  return {id, "1", "X", dec("10"), dec("5"), dec(open), 1519348326, std::nullopt};
+  return {id,         "1",          "X", dec("10"),    dec("5"), dec(open),
+          1519348326, std::nullopt, id,  std::nullopt, false};
 }
 
 market::ExecutionRow execution(std::int64_t id) {
@@ -155,4 +158,61 @@ TEST_CASE("Moving deferred effects moves their row count", "[unit][projection]")
   CHECK_FALSE(to.empty());
   CHECK(from.rows() == 0);  // NOLINT(bugprone-use-after-move): a moved-from one is empty
   CHECK(from.empty());
+}
+
+TEST_CASE("An order stays revised when a later row of it is not", "[unit][projection]") {
+  // Order 1 is replaced (revised: amount 8, limit 6, a new priority), then fills (its row
+  // not revised, the replace's values in it); order 2 only fills, order 3 is revised last.
+  const auto revised = [](market::OrderRow row) {
+    row.revised = true;
+    return row;
+  };
+  market::OrderRow replaced = order(1, "8");
+  replaced.amount = dec("8");
+  replaced.limit = dec("6");
+  replaced.priority = 40;
+  market::OrderRow filled = replaced;
+  filled.open = dec("5");
+  const auto effects = [&](std::vector<market::OrderRow> orders) {
+    Effects fx;
+    fx.orders = std::move(orders);
+    return fx;
+  };
+  const auto check = [&](const store::ProjectionRows& rows) {
+    REQUIRE(rows.orders.size() == 3);
+    const market::OrderRow& one = rows.orders.at(1);
+    CHECK(one.revised);
+    CHECK(one.open == dec("5"));  // the last row's values
+    CHECK(one.limit == dec("6"));
+    CHECK(one.priority == 40);
+    CHECK(!rows.orders.at(2).revised);
+    CHECK(rows.orders.at(3).revised);
+  };
+  SECTION("one request's rows") {
+    store::ProjectionRows rows;
+    rows.merge(effects({order(2, "10"), revised(replaced), order(3, "10"), filled, order(2, "9"),
+                        revised(order(3, "10"))}));
+    check(rows);
+  }
+  SECTION("requests one after another") {
+    store::ProjectionRows rows;
+    rows.merge(effects({order(2, "10"), revised(replaced), order(3, "10")}));
+    rows.merge(effects({filled, order(2, "9"), revised(order(3, "10"))}));
+    check(rows);
+  }
+  SECTION("deferred effects") {
+    store::DeferredEffects later;
+    later.add(effects({order(2, "10"), revised(replaced), order(3, "10")}));
+    later.add(effects({filled, order(2, "9"), revised(order(3, "10"))}));
+    store::ProjectionRows rows;
+    rows.merge(std::move(later));
+    check(rows);
+  }
+  SECTION("merged batches (a replay's chunks, a write's gathering)") {
+    store::ProjectionRows earlier, later;
+    earlier.merge(effects({order(2, "10"), revised(replaced), order(3, "10")}));
+    later.merge(effects({filled, order(2, "9"), revised(order(3, "10"))}));
+    earlier.merge(std::move(later));
+    check(earlier);
+  }
 }
