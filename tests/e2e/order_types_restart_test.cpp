@@ -1,11 +1,12 @@
 // Every order type of docs/PROTOCOL.md sections 4.5-4.8 across a restart: a mix of IOC, FOK and
 // market orders, waiting, triggered and canceled stops, replaces that keep and lose their place
-// and cancels, on five accounts and three symbols. Every order's status, every balance and
+// and cancels, on five accounts and four symbols. Every order's status, every balance and
 // every position is read before the restart (SIGTERM; SIGKILL with the SQL tables current;
 // SIGKILL with the projection held back, so the journal is replayed) and again after it, and
 // must be the same to the byte. Then further orders whose replies the document decides only if
 // the restarted server kept what it must: waiting stops triggered by an execution, in the order
-// they were placed; replaced orders matched in the place their replace gave them.
+// they were placed; a stop that rested when it triggered matched behind a bid placed before its
+// trigger; replaced orders matched in the place their replace gave them.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -24,7 +25,7 @@ using namespace testing_support;
 namespace {
 
 const std::vector<std::string> kAccounts = {"1", "2", "3", "4", "5"};
-const std::vector<std::string> kSymbols = {"X", "Y", "Z"};
+const std::vector<std::string> kSymbols = {"X", "Y", "Z", "W"};
 
 std::string order(const std::string& sym, const std::string& amount, const std::string& rest) {
   return "<order sym=\"" + sym + "\" amount=\"" + amount + "\"" + rest + "/>";
@@ -220,11 +221,23 @@ TEST_CASE("order types: every status, balance and priority survives a restart", 
   e[z12] = executed("20", "22");
   e[z13] = open_("20");
 
+  // W: a triggered stop that rests takes the time of its trigger: behind a bid placed after it
+  // but before the execution that triggered it.
+  const auto w1 = l.place(d, S, limit_order("W", "-10", "10"));
+  const auto w2 = l.place(d, A, order("W", "50", q("limit", "9") + q("stop", "10")));
+  const auto w3 = l.place(d, B, limit_order("W", "20", "9"));
+  const auto w4 = l.place(d, C, limit_order("W", "10", "10"));  // 10 @10: w2 enters, rests
+  e[w1] = executed("10", "10");
+  e[w2] = open_("50");
+  e[w3] = open_("20");
+  e[w4] = executed("10", "10");
+
   l.check(d);
   const auto before = l.statuses(d);
   const auto held_before = holdings(d);
-  // A's cash: 1,200 paid for x4, 1,000 reserved by x5, 600 by y1, 90 by y8, 2,000 paid for z4.
-  CHECK(held_before.at("cash 2") == "95110");
+  // A's cash: 1,200 paid for x4, 1,000 reserved by x5, 600 by y1, 90 by y8, 2,000 paid for z4,
+  // 450 reserved by w2.
+  CHECK(held_before.at("cash 2") == "94660");
   CHECK(held_before.at("X 2") == "1070");  // 1,000 + 100 bought - 30 reserved by x6
   long long last_id = 0;
   for (const auto& [id, account] : l.orders) last_id = std::max(last_id, std::stoll(id));
@@ -307,6 +320,12 @@ TEST_CASE("order types: every status, balance and priority survives a restart", 
   e[p7] = canceled("10") + executed("20", "25");
   e[z13] = executed("20", "25");
   e[p8] = open_("5");
+
+  // W after the restart: a sell of 30 @9 takes w3's 20 first, then 10 of w2.
+  const auto p9 = l.place(r, S, limit_order("W", "-30", "9"));
+  e[p9] = executed("20", "9") + executed("10", "9");
+  e[w3] = executed("20", "9");
+  e[w2] = open_("40") + executed("10", "9");
 
   l.check(r);
   CHECK(wait_for_projection());
