@@ -116,6 +116,17 @@ po::options_description describe(BenchOptions& o, Raw& r) {
       "mixed: share of children that are queries")(
       "cancel-ratio", po::value(&o.cancel_ratio)->default_value(o.cancel_ratio, "0.1"),
       "mixed: share of children that are cancels")(
+      "ioc-ratio", po::value(&o.order_types.ioc)->default_value(0, "0"),
+      "orders/mixed: share of children that are IOC limit orders (tif=\"IOC\": what does "
+      "not execute at once is canceled)")(
+      "market-ratio", po::value(&o.order_types.market)->default_value(0, "0"),
+      "orders/mixed: share of children that are market orders (no limit, tif=\"IOC\"); a "
+      "buy pays from --balance at the resting orders' prices")(
+      "replace-ratio", po::value(&o.order_types.replace)->default_value(0, "0"),
+      "orders/mixed: share of children that replace one of the account's own GTC orders "
+      "learned from <opened> replies (new shares 1..100 and limit in the price range; a "
+      "plain order while none is known); a refusal (e.g. filled meanwhile) counts as "
+      "'rejected'. The ratios, with --query-ratio and --cancel-ratio in mixed, sum to <= 1")(
       "reject-words",
       po::value(&r.reject_words)->default_value("insufficient,not enough,too low,exceed"),
       "an <error> answering an order whose text contains one of these "
@@ -172,6 +183,25 @@ std::vector<std::string> split_list(const std::string& s) {
   }
   if (!cur.empty()) out.push_back(cur);
   return out;
+}
+
+// --ioc-ratio, --market-ratio, --replace-ratio: each 0..1, for the workloads that send
+// orders, with a sum (and, in mixed, the query and cancel ratios) of at most 1.
+std::string check_order_types(const BenchOptions& o) {
+  const OrderTypeMix& m = o.order_types;
+  for (double share : {m.ioc, m.market, m.replace})
+    if (!(share >= 0 && share <= 1))
+      return "--ioc-ratio, --market-ratio and --replace-ratio must be 0..1";
+  if (!m.any()) return "";
+  const double slack = 1e-9;  // 0.2 + 0.1 + 0.7 is 1.0000000000000002 in binary
+  if (o.workload != WorkloadKind::Orders && o.workload != WorkloadKind::Mixed)
+    return "--ioc-ratio, --market-ratio and --replace-ratio need the orders or mixed workload";
+  if (o.workload == WorkloadKind::Orders && m.total() > 1 + slack)
+    return "--ioc-ratio + --market-ratio + --replace-ratio must be <= 1";
+  if (o.workload == WorkloadKind::Mixed && o.query_ratio + o.cancel_ratio + m.total() > 1 + slack)
+    return "mixed: --query-ratio + --cancel-ratio + --ioc-ratio + --market-ratio + "
+           "--replace-ratio must be <= 1";
+  return "";
 }
 
 }  // namespace
@@ -299,6 +329,7 @@ ParseOutcome parse_bench_options(int argc, const char* const* argv, BenchOptions
       return fail("--symbol-prefix must be ASCII letters or digits");
   if (!(o.query_ratio >= 0 && o.cancel_ratio >= 0 && o.query_ratio + o.cancel_ratio <= 1))
     return fail("--query-ratio and --cancel-ratio must be >= 0 with a sum <= 1");
+  if (std::string bad = check_order_types(o); !bad.empty()) return fail(bad);
   if (!is_decimal(o.balance)) return fail("--balance must be a decimal like 1000 or 12.5");
   if (!is_decimal(o.shares)) return fail("--shares must be a decimal like 1000 or 12.5");
   if (vm.count("run-id") && o.run_id.empty()) return fail("--run-id must not be empty");

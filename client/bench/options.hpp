@@ -14,6 +14,20 @@ enum class LoopMode { Closed, Open };
 enum class WorkloadKind { Create, Orders, Mixed, Query };
 enum class ThreadMode { Pool, Spawn };
 
+// --ioc-ratio, --market-ratio, --replace-ratio: shares of a request's children that are IOC
+// limit orders, market orders (IOC) and replaces of the account's own resting orders
+// (PROTOCOL.md sections 4.5, 4.6, 4.8). All zero: plain GTC limit orders, the requests and
+// the random draws of every seed exactly as before these types existed.
+enum class OrderType { Limit, Ioc, Market, Replace };
+struct OrderTypeMix {
+  double ioc = 0;
+  double market = 0;
+  double replace = 0;
+
+  bool any() const { return ioc > 0 || market > 0 || replace > 0; }
+  double total() const { return ioc + market + replace; }
+};
+
 struct BenchOptions {
   // where
   std::string host = "127.0.0.1";
@@ -60,7 +74,8 @@ struct BenchOptions {
   std::string symbol_prefix = "S";
   double query_ratio = 0.2;
   double cancel_ratio = 0.1;
-  bool setup = true;  // resolved from --setup/--no-setup and the workload
+  OrderTypeMix order_types;  // orders and mixed workloads
+  bool setup = true;         // resolved from --setup/--no-setup and the workload
   bool setup_only = false;
   unsigned setup_batch = 50;
   std::string balance = "1000000000";

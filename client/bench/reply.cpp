@@ -255,14 +255,15 @@ ReplyVerdict classify_reply(std::string_view reply, const std::vector<ChildKind>
     const XmlNode& c = root->children[i];
     if (c.name != "error") {
       ++v.ok_items;
-      if (v.positional && c.name == "opened" && kinds[i] == ChildKind::Order) {
+      if (v.positional && ((c.name == "opened" && kinds[i] == ChildKind::Order) ||
+                           (c.name == "replaced" && kinds[i] == ChildKind::Replace))) {
         if (const std::string* id = c.attr("id")) v.opened_ids[i] = *id;
       }
       continue;
     }
     bool rejected = false;
     if (v.positional) {
-      if (kinds[i] == ChildKind::Cancel) {
+      if (kinds[i] == ChildKind::Cancel || kinds[i] == ChildKind::Replace) {
         rejected = true;
       } else if (kinds[i] == ChildKind::Order) {
         std::string t = lower(c.text);
@@ -295,9 +296,11 @@ std::string normalize_for_vote(std::string_view reply, const std::vector<ChildKi
   std::string out = "<" + root->name + ">";
   for (std::size_t i = 0; i < root->children.size(); ++i) {
     const XmlNode& c = root->children[i];
-    bool server_made_id = c.name == "opened" || c.name == "status" || c.name == "canceled";
+    bool server_made_id =
+        c.name == "opened" || c.name == "status" || c.name == "canceled" || c.name == "replaced";
     if (c.name == "error" && positional &&
-        (kinds[i] == ChildKind::Query || kinds[i] == ChildKind::Cancel))
+        (kinds[i] == ChildKind::Query || kinds[i] == ChildKind::Cancel ||
+         kinds[i] == ChildKind::Replace))
       server_made_id = true;
     render(c, out, server_made_id);
   }

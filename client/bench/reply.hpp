@@ -26,7 +26,7 @@ std::optional<XmlNode> parse_xml(std::string_view text, std::string* error = nul
 
 // What a request child was, so replies can be judged positionally
 // (PROTOCOL.md: replies come in the order of the children that caused them).
-enum class ChildKind { Order, Query, Cancel, CreateItem };
+enum class ChildKind { Order, Query, Cancel, Replace, CreateItem };
 
 struct ReplyVerdict {
   bool parsed = false;      // a <results> document
@@ -40,22 +40,24 @@ struct ReplyVerdict {
   // error_texts.size() == error_items.
   std::vector<std::string> rejected_texts;
   std::vector<std::string> error_texts;
-  // For each request child, the id of its <opened id=".."> (empty otherwise);
-  // only filled when `positional`.
+  // For each request child, the id of its <opened id=".."> (an order's) or of its
+  // <replaced id=".."> (a replace's), empty otherwise; only filled when `positional`.
   std::vector<std::string> opened_ids;
 };
 
 // Judges a reply to a request whose children were `kinds`.
 // An <error> is a "rejection" (a served request, not a failure) when it answers
 //  - an order and its text contains one of `reject_words` (case-insensitive), or
-//  - a cancel (the order may have been filled or canceled meanwhile).
+//  - a cancel or a replace (the order may have been filled or canceled meanwhile;
+//    a replace may also want more cash or shares than the account has).
 ReplyVerdict classify_reply(std::string_view reply, const std::vector<ChildKind>& kinds,
                             const std::vector<std::string>& reject_words);
 
 // Canonical form for comparing replicas: whitespace between elements dropped,
 // text trimmed, every `time` attribute removed, and the `id` value blanked on
-// <opened>, <status> and <canceled> elements and on <error> elements answering
-// a query or cancel (those ids are server-made and differ between replicas).
+// <opened>, <status>, <canceled> and <replaced> elements and on <error> elements
+// answering a query, cancel or replace (those ids are server-made and differ
+// between replicas).
 // Unparseable replies are returned trimmed, unchanged otherwise.
 std::string normalize_for_vote(std::string_view reply, const std::vector<ChildKind>& kinds);
 

@@ -96,6 +96,17 @@ std::string loop_description(const BenchOptions& o) {
   return s.str();
 }
 
+// " (IOC 30.00%, market 10.00%, replace 10.00% of the children)", or "" without --ioc-ratio,
+// --market-ratio and --replace-ratio.
+std::string order_types_description(const BenchOptions& o) {
+  const OrderTypeMix& m = o.order_types;
+  if (!m.any()) return "";
+  std::ostringstream s;
+  s << " (IOC " << percent(m.ioc) << ", market " << percent(m.market) << ", replace "
+    << percent(m.replace) << " of the children)";
+  return s.str();
+}
+
 struct Aggregate {
   const char* name;
   const char* unit;
@@ -122,8 +133,8 @@ stats::MeanCI aggregate(const std::vector<RepSummary>& reps, const Aggregate& a)
 void print_summary(std::ostream& os, const BenchOptions& o, const std::vector<std::string>& targets,
                    const SetupSummary& setup, const std::vector<RepSummary>& reps) {
   const bool replicas = targets.size() > 1;
-  os << "exchange-client bench: workload " << to_string(o.workload) << ", " << loop_description(o)
-     << "\n";
+  os << "exchange-client bench: workload " << to_string(o.workload) << order_types_description(o)
+     << ", " << loop_description(o) << "\n";
   os << "target" << (replicas ? "s (replicas)" : "") << ":";
   for (const auto& t : targets) os << " " << t;
   os << "\nrun id " << o.run_id << ", seed " << o.seed;
@@ -392,6 +403,9 @@ bool write_json(const std::string& path, const BenchOptions& o,
   j.field("account_base", o.account_base);
   j.field("query_ratio", o.query_ratio);
   j.field("cancel_ratio", o.cancel_ratio);
+  j.field("ioc_ratio", o.order_types.ioc);
+  j.field("market_ratio", o.order_types.market);
+  j.field("replace_ratio", o.order_types.replace);
   j.field("seed", o.seed);
   j.field("timeout_s", o.timeout_s);
   j.field("tls", o.security.tls);

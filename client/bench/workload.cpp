@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "bench/order_mix.hpp"
 #include "wire/xml_escape.hpp"
 
 namespace exch::bench {
@@ -12,6 +13,31 @@ const char* kDecl = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
 std::string id_for(const Child& c, std::size_t target) {
   return wire::xml_escaped(c.ids.size() > target ? c.ids[target] : c.ids.at(0));
+}
+
+// One child as a line of <transactions>; an order writes limit and tif only when it has them,
+// so a plain order is the same text as before those attributes existed.
+void render_child(const Child& c, std::size_t target, std::string& x) {
+  switch (c.kind) {
+    case ChildKind::Order:
+      x += "  <order sym=\"" + c.sym + "\" amount=\"" + c.amount + "\"";
+      if (!c.limit.empty()) x += " limit=\"" + c.limit + "\"";
+      if (!c.tif.empty()) x += " tif=\"" + c.tif + "\"";
+      x += "/>\n";
+      break;
+    case ChildKind::Query:
+      x += "  <query id=\"" + id_for(c, target) + "\"/>\n";
+      break;
+    case ChildKind::Cancel:
+      x += "  <cancel id=\"" + id_for(c, target) + "\"/>\n";
+      break;
+    case ChildKind::Replace:
+      x += "  <replace id=\"" + id_for(c, target) + "\" shares=\"" + c.shares + "\" limit=\"" +
+           c.limit + "\"/>\n";
+      break;
+    case ChildKind::CreateItem:
+      break;
+  }
 }
 
 }  // namespace
@@ -29,6 +55,12 @@ std::string format_price(std::int64_t scaled, unsigned decimals) {
   return out;
 }
 
+std::string random_limit(Rng& rng, unsigned decimals) {
+  std::int64_t scale = 1;
+  for (unsigned i = 0; i < decimals; ++i) scale *= 10;
+  return format_price(rng.uniform(90 * scale, 110 * scale), decimals);
+}
+
 std::size_t Request::items() const { return transactions ? children.size() : create_kinds.size(); }
 
 std::vector<ChildKind> Request::kinds() const {
@@ -43,22 +75,7 @@ std::string Request::render(std::size_t target) const {
   if (!transactions) return create_xml;
   std::string x = kDecl;
   x += "<transactions id=\"" + account + "\">\n";
-  for (const auto& c : children) {
-    switch (c.kind) {
-      case ChildKind::Order:
-        x += "  <order sym=\"" + c.sym + "\" amount=\"" + c.amount + "\" limit=\"" + c.limit +
-             "\"/>\n";
-        break;
-      case ChildKind::Query:
-        x += "  <query id=\"" + id_for(c, target) + "\"/>\n";
-        break;
-      case ChildKind::Cancel:
-        x += "  <cancel id=\"" + id_for(c, target) + "\"/>\n";
-        break;
-      case ChildKind::CreateItem:
-        break;
-    }
-  }
+  for (const auto& c : children) render_child(c, target, x);
   x += "</transactions>\n";
   return x;
 }
@@ -143,18 +160,41 @@ Child Workload::random_order(Rng& rng) const {
   bool buy = rng.uniform(0, 1) == 1;
   std::int64_t amount = rng.uniform(1, 100);
   c.amount = (buy ? "" : "-") + std::to_string(amount);
-  std::int64_t scale = 1;
-  for (unsigned i = 0; i < o_.price_decimals; ++i) scale *= 10;
-  c.limit = format_price(rng.uniform(90 * scale, 110 * scale), o_.price_decimals);
+  c.limit = random_limit(rng, o_.price_decimals);
   return c;
 }
 
-Request Workload::make_order_request(Rng& rng, std::size_t account) const {
+Child Workload::typed_order(Rng& rng, std::size_t account, OrderType type) {
+  switch (type) {
+    case OrderType::Ioc:
+      return as_ioc(random_order(rng));
+    case OrderType::Market:
+      return as_market(random_order(rng));
+    case OrderType::Replace: {
+      std::vector<std::string> ids;
+      if (pool_.pick(account, rng, true, ids))
+        return replace_of(std::move(ids), rng, o_.price_decimals);
+      break;  // nothing of this account's known to rest yet
+    }
+    case OrderType::Limit:
+      break;
+  }
+  return random_order(rng);
+}
+
+Child Workload::next_order(Rng& rng, std::size_t account) {
+  // Without the ratios no type is drawn: the same seed gives the same requests as before.
+  if (!o_.order_types.any()) return random_order(rng);
+  return typed_order(rng, account, order_type_for(o_.order_types, rng.uniform01()));
+}
+
+Request Workload::make_order_request(Rng& rng, std::size_t account) {
   Request r;
   r.transactions = true;
   r.account_index = account;
   r.account = account_id(account);
-  for (unsigned i = 0, n = children(rng); i < n; ++i) r.children.push_back(random_order(rng));
+  for (unsigned i = 0, n = children(rng); i < n; ++i)
+    r.children.push_back(next_order(rng, account));
   return r;
 }
 
@@ -181,18 +221,23 @@ Request Workload::make_mixed(Rng& rng) {
   r.transactions = true;
   r.account_index = account;
   r.account = account_id(account);
+  const double queries_and_cancels = o_.query_ratio + o_.cancel_ratio;
   for (unsigned i = 0, n = children(rng); i < n; ++i) {
+    // One draw: [0, query) query, then cancel, then the order types' shares, the rest GTC.
     double u = rng.uniform01();
     Child c;
-    if (u < o_.query_ratio + o_.cancel_ratio) {
+    if (u < queries_and_cancels) {
       bool cancel = u >= o_.query_ratio;
       if (pool_.pick(account, rng, cancel, c.ids)) {
         c.kind = cancel ? ChildKind::Cancel : ChildKind::Query;
         r.children.push_back(std::move(c));
         continue;
       }
+      r.children.push_back(random_order(rng));  // no id known yet
+      continue;
     }
-    r.children.push_back(random_order(rng));  // also when no id is known yet
+    OrderType type = order_type_for(o_.order_types, u - queries_and_cancels);
+    r.children.push_back(typed_order(rng, account, type));
   }
   return r;
 }
@@ -244,7 +289,9 @@ void Workload::learn(const Request& request, const std::vector<const ReplyVerdic
   for (const ReplyVerdict* v : verdicts)
     if (v == nullptr || !v->positional) return;
   for (std::size_t i = 0; i < request.children.size(); ++i) {
-    if (request.children[i].kind != ChildKind::Order) continue;
+    // GTC orders, and replaced orders back into the pool they were taken from; not IOC or
+    // market orders, which never rest.
+    if (!may_rest(request.children[i])) continue;
     std::vector<std::string> ids;
     for (const ReplyVerdict* v : verdicts) {
       if (v->opened_ids[i].empty()) break;
@@ -280,7 +327,7 @@ std::vector<Request> Workload::setup_requests() const {
   return out;
 }
 
-std::vector<Request> Workload::seed_order_requests(Rng& rng) const {
+std::vector<Request> Workload::seed_order_requests(Rng& rng) {
   std::vector<Request> out;
   for (std::size_t a = 0; a < o_.accounts; ++a) out.push_back(make_order_request(rng, a));
   return out;

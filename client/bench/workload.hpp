@@ -1,5 +1,5 @@
 // Request generators for the benchmark workloads, the setup step, and the pool
-// of order ids learned from <opened id=".."> replies (for queries and cancels).
+// of order ids learned from <opened id=".."> replies (for queries, cancels and replaces).
 #pragma once
 
 #include <atomic>
@@ -17,8 +17,10 @@ namespace exch::bench {
 
 struct Child {
   ChildKind kind = ChildKind::Order;
-  std::string sym, amount, limit;  // order
-  std::vector<std::string> ids;    // query/cancel: the order id on each target
+  std::string sym, amount, limit;  // order (limit empty: a market order); replace: limit
+  std::string tif;                 // order: "" (not written: GTC) or "IOC"
+  std::string shares;              // replace: the new open remainder
+  std::vector<std::string> ids;    // query/cancel/replace: the order id on each target
 };
 
 struct Request {
@@ -68,7 +70,7 @@ class Workload {
   std::vector<Request> setup_requests() const;
   // For the query workload: one batch of orders per account, so there is
   // something to query.
-  std::vector<Request> seed_order_requests(Rng& rng) const;
+  std::vector<Request> seed_order_requests(Rng& rng);
 
   std::string account_id(std::size_t i) const;
   // The create workload's account ids are this prefix and a counter from 1: "9",
@@ -83,8 +85,13 @@ class Workload {
   // Children of the next request: --class-mix drawn by weight, else
   // --orders-per-request.
   unsigned children(Rng& rng) const;
-  Request make_order_request(Rng& rng, std::size_t account) const;
+  Request make_order_request(Rng& rng, std::size_t account);
   Child random_order(Rng& rng) const;
+  // A child of --ioc-ratio/--market-ratio/--replace-ratio's `type`; a replace takes an id of
+  // the account's from the pool (learn() puts it back when the reply is <replaced>) and is
+  // a plain order while the account has none.
+  Child typed_order(Rng& rng, std::size_t account, OrderType type);
+  Child next_order(Rng& rng, std::size_t account);
   Request make_create(Rng& rng);
   Request make_mixed(Rng& rng);
   Request make_query(Rng& rng);
@@ -97,5 +104,7 @@ class Workload {
 };
 
 std::string format_price(std::int64_t scaled, unsigned decimals);
+// A limit price uniform in 90..110 with `decimals` fractional digits (--price-decimals).
+std::string random_limit(Rng& rng, unsigned decimals);
 
 }  // namespace exch::bench

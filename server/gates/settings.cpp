@@ -26,9 +26,10 @@ void declare_settings(util::Settings& s, Limits& l) {
   s.add("max-executions-per-request", kLimits, &l.max_executions_per_request)
       .at_least(1)
       .help(
-          "most executions one request may cause, those of the stops it triggers included "
-          "(bounds the time it holds the engine and the rows it projects); an order or replace "
-          "that would go past it is refused and nothing of it is applied");
+          "most executions one request may cause, those of the stops it triggers included, "
+          "each triggered stop counting one more (bounds the time it holds the engine and the "
+          "rows it projects); an order or replace that would go past it is refused and "
+          "nothing of it is applied");
   s.add("max-reply-ratio", kLimits, &l.max_reply_ratio)
       .at_least(1)
       .help(

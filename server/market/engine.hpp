@@ -50,15 +50,18 @@ class Engine {
   struct Placed {
     std::optional<Reject> reject;  // set: refused, and nothing changed
     OrderId id = 0;
-    std::size_t executions = 0;  // its own and those of the stops it triggered
+    // Its executions, those of the stops it triggered, and those stops: what it spent of its
+    // budget.
+    std::size_t executions = 0;
   };
   // Places an order (docs/PROTOCOL.md, sections 4.1-4.7): reserves cash (a limit buy) or shares
   // (a sell), opens the order and matches it; then the rest rests (GTC), is canceled (IOC, FOK,
   // market) or waits for its trigger (a stop); then the stops its executions triggered enter.
   // Preconditions: `terms.amount` != 0, `terms.limit` >= 0 (zero: market, with IOC or FOK), a
   // stop > 0 with a limit and GTC. Refuses UnknownAccount, UnknownSymbol, InsufficientFunds,
-  // InsufficientShares, FillOrKillUnfilled, and TooManyExecutions when it and the stops it
-  // triggers would execute more than `budget` times; a refusal changes nothing.
+  // InsufficientShares, FillOrKillUnfilled, and TooManyExecutions when its executions, the
+  // stops it triggers and their executions would come to more than `budget` (each counts
+  // one); a refusal changes nothing.
   Placed place(const std::string& account, const std::string& symbol, const OrderTerms& terms,
                std::int64_t now, Effects& fx, std::size_t budget = kNoBudget);
   // A GTC limit order.

@@ -12,9 +12,15 @@ namespace market {
 
 struct Engine::Run {
   explicit Run(std::size_t b) : budget(b) {}
+  // What the call may do: executions and triggered stops, one each (a stop that enters and
+  // executes nothing still costs a row and time under the lock).
   std::size_t budget;
-  std::size_t executions = 0;
+  std::size_t executions = 0;  // executions and triggered stops so far
   bool over_budget = false;
+  bool spend() {
+    if (++executions > budget) over_budget = true;
+    return !over_budget;
+  }
   std::deque<Order*> triggered;  // stops whose trigger came, in the order they enter
   std::vector<Order*> found;     // scratch: the stops one execution triggers
 };
@@ -138,10 +144,7 @@ void Engine::match(OrderBook& book, Order& order, std::int64_t now, Effects& fx,
     const Decimal price = resting->limit;  // the resting order sets the price
     // A market buy stops at the first execution it cannot pay in full (PROTOCOL 4.6).
     if (order.is_market() && order.is_buy() && order.owner->cash < shares * price) break;
-    if (++run.executions > run.budget) {
-      run.over_budget = true;
-      return;
-    }
+    if (!run.spend()) return;
     if (order.is_buy())
       execute(order, *resting, shares, price, now, fx);
     else
@@ -153,11 +156,14 @@ void Engine::match(OrderBook& book, Order& order, std::int64_t now, Effects& fx,
     record(*resting, fx);
     if (!book.has_stops()) continue;
     // The stops this execution triggers queue in the order they were placed (PROTOCOL 4.7).
+    // One more than the budget has left is enough to know that the call is over it.
     run.found.clear();
-    book.triggered_by(price, run.found);
+    const std::size_t left = run.budget - std::min(run.budget, run.executions);
+    book.triggered_by(price, left == kNoBudget ? left : left + 1, run.found);
     std::sort(run.found.begin(), run.found.end(),
               [](const Order* a, const Order* b) { return a->id < b->id; });
     for (Order* stop : run.found) {
+      if (!run.spend()) return;
       unlink(book, *stop);
       run.triggered.push_back(stop);
     }

@@ -61,12 +61,26 @@ Order* OrderBook::best_match(const Order& incoming) const {
   return market || price >= incoming.limit ? level.front() : nullptr;
 }
 
-void OrderBook::triggered_by(Decimal price, std::vector<Order*>& out) const {
+namespace {
+
+// The orders of `side`'s levels from the first while `reached` holds, up to `most` in `out`.
+template <typename Side, typename Reached>
+void collect(const Side& side, Reached reached, std::size_t most, std::vector<Order*>& out) {
+  for (auto it = side.begin(); it != side.end() && reached(it->first); ++it)
+    for (Order* order : it->second) {
+      if (out.size() >= most) return;
+      out.push_back(order);
+    }
+}
+
+}  // namespace
+
+void OrderBook::triggered_by(Decimal price, std::size_t most, std::vector<Order*>& out) const {
   // A buy stop triggers at an execution price >= its stop, a sell stop at <= (PROTOCOL 4.7).
-  for (auto it = buy_stops_.begin(); it != buy_stops_.end() && it->first <= price; ++it)
-    out.insert(out.end(), it->second.begin(), it->second.end());
-  for (auto it = sell_stops_.begin(); it != sell_stops_.end() && it->first >= price; ++it)
-    out.insert(out.end(), it->second.begin(), it->second.end());
+  collect(
+      buy_stops_, [&](const Decimal& stop) { return stop <= price; }, most, out);
+  collect(
+      sell_stops_, [&](const Decimal& stop) { return stop >= price; }, most, out);
 }
 
 namespace {

@@ -41,8 +41,9 @@ class OrderBook {
   // The earliest order at the best opposite price that crosses `incoming`'s limit (any price
   // for a market order), or null.
   Order* best_match(const Order& incoming) const;
-  // Appends to `out` the waiting stops an execution at `price` triggers, by stop price.
-  void triggered_by(Decimal price, std::vector<Order*>& out) const;
+  // Appends to `out` the waiting stops an execution at `price` triggers, by stop price, at most
+  // `most` of them (the caller's budget bounds the walk).
+  void triggered_by(Decimal price, std::size_t most, std::vector<Order*>& out) const;
   bool has_stops() const { return !buy_stops_.empty() || !sell_stops_.empty(); }
 
   // What matching an incoming order would do, without doing it: how many resting orders it

@@ -124,8 +124,9 @@ std::string reject_text(const market::Reject& r) {
       return "Too many symbols: the exchange holds " + number(r.limit) + " (--max-symbols)";
     case Reason::TooManyExecutions:
       return "Order refused: one request may execute against at most " + number(r.limit) +
-             " resting orders (--max-executions-per-request) and this order (with the stops it "
-             "triggers) needs more; place a smaller amount or split the request";
+             " resting orders, each stop it triggers counting as one more "
+             "(--max-executions-per-request), and this order needs more; place a smaller "
+             "amount or split the request";
     case Reason::TooManyOpenOrders:
       return "Too many open orders on the exchange: " + number(r.limit) +
              " (--max-open-orders); retry later";

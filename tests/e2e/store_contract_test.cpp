@@ -52,9 +52,7 @@ TEST_CASE("store contract: order types on PostgreSQL (store::PgStore)", "[e2e]")
   CHECK(query_value_now("SELECT count(*) FROM orders WHERE stop_price IS NOT NULL") == "1");
 }
 
-// Hidden until the engine's load_order uses priority and stop (issue 48): run with
-// store_contract_test "[engine48]".
-TEST_CASE("store contract: loaded priorities and stops on PostgreSQL", "[e2e][.engine48]") {
+TEST_CASE("store contract: loaded priorities and stops on PostgreSQL", "[e2e]") {
   const std::int64_t epoch = fresh_database();
   store::PgStore store(database_url(), std::chrono::seconds(5));
   test::check_loaded_priority_and_stops(store, epoch);

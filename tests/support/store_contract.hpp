@@ -235,8 +235,7 @@ inline void check_order_types_contract(store::Store& s, std::int64_t epoch,
 
 // What a load gives the engine of priorities and stops, seen in how it matches: a buy whose
 // <replace> lost its place rests behind a later one at the same limit, and a waiting stop is
-// not on the book. Needs an engine whose load_order uses OrderRow::priority and ::stop (issue
-// 48): the test cases that run it are tagged hidden ("[.engine48]") until it does.
+// not on the book.
 inline void check_loaded_priority_and_stops(store::Store& s, std::int64_t epoch) {
   using market::Decimal;
   market::Effects fx = contract_accounts();

@@ -22,9 +22,7 @@ TEST_CASE("store contract: order types in the in-memory fake (test::MemoryStore)
       store, db.epoch, [&](const std::vector<market::OrderId>& ids) { return db.order_rows(ids); });
 }
 
-// Hidden until the engine's load_order uses priority and stop (issue 48): run with
-// memory_store_test "[engine48]".
-TEST_CASE("store contract: loaded priorities and stops in the in-memory fake", "[.engine48]") {
+TEST_CASE("store contract: loaded priorities and stops in the in-memory fake") {
   test::MemoryDatabase db;
   test::MemoryStore store(db);
   test::check_loaded_priority_and_stops(store, db.epoch);

@@ -303,8 +303,8 @@ TEST_CASE("a call its triggered stops take past the budget is undone whole", "[o
   const OrderId next = m.engine.next_order_id();
   const std::size_t rows =
       m.fx.orders.size() + m.fx.executions.size() + m.fx.accounts.size() + m.fx.positions.size();
-  // The sell executes once itself; its stops would execute twice more: 3 > 2.
-  Engine::Placed over = m.place("S", "-10", "10", GTC, std::nullopt, 2);
+  // The sell executes once itself; it triggers two stops, which execute once each: 5 > 4.
+  Engine::Placed over = m.place("S", "-10", "10", GTC, std::nullopt, 4);
   REQUIRE(over.reject);
   CHECK(over.reject->reason == Reason::TooManyExecutions);
   CHECK(m.engine.describe() == before);
@@ -315,12 +315,12 @@ TEST_CASE("a call its triggered stops take past the budget is undone whole", "[o
   // A replace the same way.
   const OrderId ask = m.ok("S", "-10", "11");
   const std::string with_ask = m.engine.describe();
-  CHECK(m.replace("S", ask, "10", "10", 2) == Reason::TooManyExecutions);
+  CHECK(m.replace("S", ask, "10", "10", 4) == Reason::TooManyExecutions);
   CHECK(m.engine.describe() == with_ask);
-  // With 3 it all happens.
-  Engine::Placed fits = m.place("S", "-10", "10", GTC, std::nullopt, 3);
+  // With 5 it all happens.
+  Engine::Placed fits = m.place("S", "-10", "10", GTC, std::nullopt, 5);
   REQUIRE_FALSE(fits.reject);
-  CHECK(fits.executions == 3);
+  CHECK(fits.executions == 5);
 }
 
 namespace {
@@ -393,4 +393,21 @@ TEST_CASE("loading restores priorities and waiting stops", "[order_types]") {
   CHECK(p.id == 6);
   CHECK(e.describe().find("  bid 10: 4 3 6\n") != std::string::npos);
   CHECK(fx.orders.back().priority == 8);
+}
+
+TEST_CASE("stops that trigger and execute nothing still count toward the budget", "[order_types]") {
+  // 50 sell stops at 10 with a limit no bid reaches: an execution at 10 triggers them all,
+  // and each enters and rests. The walk for them stops one past the budget.
+  Market m;
+  for (int i = 0; i < 50; ++i) m.ok("C", "-1", "100", GTC, "10");
+  m.ok("A", "1", "10");
+  const std::string before = m.engine.describe();
+  Engine::Placed over = m.place("S", "-1", "10", GTC, std::nullopt, 50);  // 1 + 50 > 50
+  REQUIRE(over.reject);
+  CHECK(over.reject->reason == Reason::TooManyExecutions);
+  CHECK(m.engine.describe() == before);
+  Engine::Placed fits = m.place("S", "-1", "10", GTC, std::nullopt, 51);
+  REQUIRE_FALSE(fits.reject);
+  CHECK(fits.executions == 51);
+  CHECK(m.engine.describe().find("sell-stop") == std::string::npos);  // all entered
 }

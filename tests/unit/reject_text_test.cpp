@@ -128,9 +128,9 @@ std::vector<Case> every_reason() {
   add(with_numbers(Reason::TooManySymbols, 0, 10000),
       "Too many symbols: the exchange holds 10000 (--max-symbols)");
   add(with_numbers(Reason::TooManyExecutions, 0, 10000),
-      "Order refused: one request may execute against at most 10000 resting orders "
-      "(--max-executions-per-request) and this order (with the stops it triggers) needs more; "
-      "place a smaller amount or split the request");
+      "Order refused: one request may execute against at most 10000 resting orders, each stop "
+      "it triggers counting as one more (--max-executions-per-request), and this order needs "
+      "more; place a smaller amount or split the request");
   add(with_numbers(Reason::TooManyOpenOrders, 0, 2000000),
       "Too many open orders on the exchange: 2000000 (--max-open-orders); retry later");
   add(with_numbers(Reason::TooManyOpenOrdersForAccount, 0, 10000),
