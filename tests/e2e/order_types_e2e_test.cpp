@@ -17,31 +17,6 @@ using namespace testing_support;
 
 namespace {
 
-std::string account(const std::string& id, const std::string& balance) {
-  return "<account id=\"" + id + "\" balance=\"" + balance + "\"/>";
-}
-std::string shares(const std::string& sym, const std::string& id, const std::string& n) {
-  return "<symbol sym=\"" + sym + "\"><account id=\"" + id + "\">" + n + "</account></symbol>";
-}
-std::string order(const std::string& sym, const std::string& amount, const std::string& rest) {
-  return "<order sym=\"" + sym + "\" amount=\"" + amount + "\"" + rest + "/>";
-}
-std::string limit_order(const std::string& sym, const std::string& amount,
-                        const std::string& limit) {
-  return order(sym, amount, q("limit", limit));
-}
-std::string replace(const std::string& id, const std::string& shares, const std::string& limit) {
-  return "<replace id=\"" + id + "\" shares=\"" + shares + "\" limit=\"" + limit + "\"/>";
-}
-std::string status(const std::string& id, const std::string& children) {
-  return "<status id=\"" + id + "\">" + children + "</status>";
-}
-std::string open_(const std::string& n) { return "<open shares=\"" + n + "\"/>"; }
-std::string executed(const std::string& n, const std::string& price) {
-  return "<executed shares=\"" + n + "\" price=\"" + price + "\" time=\"T\"/>";
-}
-std::string canceled(const std::string& n) { return "<canceled shares=\"" + n + "\" time=\"T\"/>"; }
-
 // The id attribute of the only item of a compacted reply ("" if there is not exactly one).
 std::string id_of(const std::string& compact) {
   ParsedReply r;

@@ -27,25 +27,6 @@ namespace {
 const std::vector<std::string> kAccounts = {"1", "2", "3", "4", "5"};
 const std::vector<std::string> kSymbols = {"X", "Y", "Z", "W"};
 
-std::string order(const std::string& sym, const std::string& amount, const std::string& rest) {
-  return "<order sym=\"" + sym + "\" amount=\"" + amount + "\"" + rest + "/>";
-}
-std::string limit_order(const std::string& sym, const std::string& amount,
-                        const std::string& limit) {
-  return order(sym, amount, q("limit", limit));
-}
-std::string replace(const std::string& id, const std::string& shares, const std::string& limit) {
-  return "<replace id=\"" + id + "\" shares=\"" + shares + "\" limit=\"" + limit + "\"/>";
-}
-std::string open_(const std::string& n) { return "<open shares=\"" + n + "\"/>"; }
-std::string waiting(const std::string& n, const std::string& stop) {
-  return "<waiting shares=\"" + n + "\" stop=\"" + stop + "\"/>";
-}
-std::string executed(const std::string& n, const std::string& price) {
-  return "<executed shares=\"" + n + "\" price=\"" + price + "\" time=\"T\"/>";
-}
-std::string canceled(const std::string& n) { return "<canceled shares=\"" + n + "\" time=\"T\"/>"; }
-
 // The orders placed, whose they are, and what the document says each one's status holds.
 struct Ledger {
   std::vector<std::pair<std::string, std::string>> orders;  // id, account, in placing order

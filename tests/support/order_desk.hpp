@@ -123,4 +123,38 @@ inline std::string q(const std::string& name, const std::string& value) {
   return " " + name + "=\"" + value + "\"";
 }
 
+// The XML of requests and of the status children the order-types tests send and expect
+// (times as compact_reply writes them: T).
+inline std::string account(const std::string& id, const std::string& balance) {
+  return "<account id=\"" + id + "\" balance=\"" + balance + "\"/>";
+}
+inline std::string shares(const std::string& sym, const std::string& id, const std::string& n) {
+  return "<symbol sym=\"" + sym + "\"><account id=\"" + id + "\">" + n + "</account></symbol>";
+}
+inline std::string order(const std::string& sym, const std::string& amount,
+                         const std::string& rest) {
+  return "<order sym=\"" + sym + "\" amount=\"" + amount + "\"" + rest + "/>";
+}
+inline std::string limit_order(const std::string& sym, const std::string& amount,
+                               const std::string& limit) {
+  return order(sym, amount, q("limit", limit));
+}
+inline std::string replace(const std::string& id, const std::string& shares,
+                           const std::string& limit) {
+  return "<replace id=\"" + id + "\" shares=\"" + shares + "\" limit=\"" + limit + "\"/>";
+}
+inline std::string status(const std::string& id, const std::string& children) {
+  return "<status id=\"" + id + "\">" + children + "</status>";
+}
+inline std::string open_(const std::string& n) { return "<open shares=\"" + n + "\"/>"; }
+inline std::string executed(const std::string& n, const std::string& price) {
+  return "<executed shares=\"" + n + "\" price=\"" + price + "\" time=\"T\"/>";
+}
+inline std::string canceled(const std::string& n) {
+  return "<canceled shares=\"" + n + "\" time=\"T\"/>";
+}
+inline std::string waiting(const std::string& n, const std::string& stop) {
+  return "<waiting shares=\"" + n + "\" stop=\"" + stop + "\"/>";
+}
+
 }  // namespace testing_support
