@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "wire/xml_escape.hpp"
+
 namespace reference {
 
 namespace {
@@ -51,26 +53,11 @@ Element with_id(const char* name, Attributes attrs, std::int64_t id) {
   return Element{name, std::move(attrs), {}, {}, TextCheck::Exact};
 }
 
+// The one XML escape of server and client (common/wire/): the model's replies are only
+// printed, for a failure's message.
 std::string escape(const std::string& s) {
   std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
+  wire::append_xml_escaped(out, s);
   return out;
 }
 
