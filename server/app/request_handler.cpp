@@ -23,7 +23,9 @@ std::string error_reply(serving::ReplyError error) {
 bool could_grow(const protocol::Command& cmd) {
   if (cmd.kind == protocol::Command::Kind::Create) return !cmd.creates.empty();
   for (const auto& t : cmd.transactions)
-    if (t.kind == protocol::TransactionItem::Kind::Order) return true;
+    if (t.kind == protocol::TransactionItem::Kind::Order ||
+        t.kind == protocol::TransactionItem::Kind::Replace)
+      return true;
   return false;
 }
 

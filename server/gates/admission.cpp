@@ -75,13 +75,14 @@ std::optional<market::Reject> Admission::place_order(std::size_t index,
   if (replaying_) return as_live_run(index);
   bool rests = terms.stop.has_value();  // a stop waits; it executes nothing now
   if (!terms.stop) {
-    // A market buy's executions depend on what it can pay: the engine counts those.
-    const bool market_buy = terms.is_market() && terms.amount.is_positive();
+    // A market IOC buy's executions depend on what it can pay: the engine counts those. (A
+    // market FOK buy executes all it crosses, or is refused.)
+    const bool market_buy = terms.is_market() && terms.amount.is_positive() &&
+                            terms.tif == market::TimeInForce::ImmediateOrCancel;
     const auto ahead = market_buy
                            ? market::OrderBook::Lookahead{}
                            : engine.look_ahead(symbol, terms.amount, terms.limit, executions_left_);
-    if (ahead.executions > executions_left_)
-      return refuse(index, market::Reason::TooManyExecutions, limits_.max_executions_per_request);
+    if (ahead.executions > executions_left_) return over_budget(index);
     rests = terms.tif == market::TimeInForce::GoodTillCanceled && !ahead.filled;
   }
   if (rests) {
@@ -109,6 +110,14 @@ void Admission::spent(std::size_t executions) {
 
 market::Reject Admission::engine_refused(std::size_t index, market::Reject why) {
   if (replaying_ || why.reason != market::Reason::TooManyExecutions) return why;
+  return over_budget(index);
+}
+
+market::Reject Admission::over_budget(std::size_t index) {
+  // The request has nothing left: a child refused here may have executed up to the whole
+  // budget before it was undone, and the next one must not be allowed to do that again (10,000
+  // children would hold the engine for 10,000 budgets).
+  executions_left_ = 0;
   return refuse(index, market::Reason::TooManyExecutions, limits_.max_executions_per_request);
 }
 

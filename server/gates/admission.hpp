@@ -78,6 +78,8 @@ class Admission {
   static std::size_t status_bytes(std::size_t fills);
 
  private:
+  // A refusal for the execution budget, which then has nothing left for the request.
+  market::Reject over_budget(std::size_t index);
   // Notes the live refusal of the child at `index` (for refused()) and returns it.
   market::Reject refuse(std::size_t index, market::Reason reason, std::size_t limit);
   // In a replay: the live run's verdict on the child at `index`.

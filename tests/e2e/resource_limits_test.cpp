@@ -134,12 +134,15 @@ TEST_CASE(
                                          order("A", -1, "12") + order("A", -1, "13")));
   CHECK(item_kinds(four) == "opened,opened,opened,error");
   CHECK_THAT(four, Catch::Contains("--max-open-orders-per-account"));
-  // A buy of 3 would execute against three resting sells; two are allowed per request. In the
-  // same request a buy of 2 is fine (and leaves one for later).
+  // A buy of 3 would execute against three resting sells; two are allowed per request. Once a
+  // child is refused for it the request has nothing left: the buy of 1 after it is refused too
+  // (each refused child used to start again with the whole budget: PROTOCOL.md section 7).
   const std::string buys =
-      send_request(port, orders("1", order("A", 3, "20") + order("A", 2, "20")));
-  CHECK(item_kinds(buys) == "error,opened");
+      send_request(port, orders("1", order("A", 3, "20") + order("A", 1, "20")));
+  CHECK(item_kinds(buys) == "error,error");
   CHECK_THAT(buys, Catch::Contains("--max-executions-per-request"));
+  // A request of its own has the whole budget again: a buy of 2 (leaving one for later).
+  CHECK(item_kinds(send_request(port, orders("1", order("A", 2, "20")))) == "opened");
 
   const std::string status_before = send_request(port, orders("1", "<query id=\"4\"/>"));
   server.kill();

@@ -199,8 +199,17 @@ Element ReferenceMarket::place(const std::string& account, const Element& child)
   o.tif = tif;
   o.open = amount->abs();
 
-  // 4.5 "Checks, in this order": what the order reserves; for FOK the book fills the whole
-  // amount; for a market FOK buy the balance covers the cost.
+  // 4.5 "Checks, in this order", step 2, and section 7: the budget first, counted by the resting
+  // orders the order crosses for its whole amount (a market IOC buy's and a stop's are counted
+  // as they execute); once a child is refused for it, the request has nothing left.
+  const bool market_ioc_buy = o.buy && !o.limit && tif == Tif::IOC;
+  if (!stop && !market_ioc_buy && resting_orders_crossed(o) > executions_left_) {
+    executions_left_ = 0;
+    hit("order over the budget before matching");
+    return error(child, kBudgetFlag, TextCheck::Contains);
+  }
+  // Step 3: what the order reserves; for FOK the book fills the whole amount; for a market FOK
+  // buy the balance covers the cost.
   const Account& acct = state_.accounts.at(account);
   std::optional<Element> refused;
   if (o.buy && o.limit && o.open * *o.limit > acct.cash) {
@@ -219,7 +228,6 @@ Element ReferenceMarket::place(const std::string& account, const Element& child)
   if (refused) {
     // Assumption (question 1 of the report): when the execution budget (or an open-order
     // limit) would also refuse it, either refusal may be the one the reply names.
-    if (!stop && resting_orders_crossed(o) > executions_left_) refused->check = TextCheck::Any;
     if (rest_limit) refused->check = TextCheck::Any;
     return *refused;
   }
@@ -545,6 +553,7 @@ Element ReferenceMarket::within_budget(const Element& child, Step step) {
                                                    : "replace over the budget");
     if (child_triggers_ > 0) hit("over the budget with triggered stops");
     state_ = saved;
+    executions_left_ = 0;  // section 7: the request has nothing left
     return error(child, kBudgetFlag, TextCheck::Contains);
   }
   executions_left_ -= spent;

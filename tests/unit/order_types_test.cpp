@@ -6,7 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "app/apply.hpp"
+#include "gates/admission.hpp"
 #include "market/engine.hpp"
+#include "protocol/parse.hpp"
 #include "support/decimal.hpp"
 #include "support/reject.hpp"
 
@@ -410,4 +413,37 @@ TEST_CASE("stops that trigger and execute nothing still count toward the budget"
   REQUIRE_FALSE(fits.reject);
   CHECK(fits.executions == 51);
   CHECK(m.engine.describe().find("sell-stop") == std::string::npos);  // all entered
+}
+
+TEST_CASE("a child refused for the budget leaves the request nothing", "[order_types]") {
+  // Before, each refused child started again with the whole budget: 10,000 market buys that
+  // each walked 10,001 asks and were undone held the engine for 40 s.
+  Engine e;
+  Effects fx;
+  REQUIRE_FALSE(e.create_account("1", dec("1000"), fx));
+  REQUIRE_FALSE(e.create_account("2", dec("0"), fx));
+  REQUIRE_FALSE(e.add_shares("X", "2", dec("5"), fx));
+  for (int i = 0; i < 5; ++i)
+    REQUIRE_FALSE(e.place_order("2", "X", dec("-1"), dec("1"), 1, fx).reject);
+  const std::string payload =
+      "<transactions id=\"1\"><order sym=\"X\" amount=\"10\" tif=\"IOC\"/>"
+      "<order sym=\"X\" amount=\"1\" limit=\"0.5\"/>"
+      "<order sym=\"X\" amount=\"1\" tif=\"IOC\"/>"
+      "<order sym=\"X\" amount=\"1\" limit=\"1\"/></transactions>";
+  app::Limits limits;
+  limits.max_executions_per_request = 3;
+  app::Admission admission = app::Admission::live(limits, payload.size());
+  const protocol::Command cmd = protocol::parse(payload, protocol::ParseLimits{});
+  app::Applied applied = app::apply(cmd, e, 2, fx, admission);
+  const auto& items = applied.result.items;
+  REQUIRE(items.size() == 4);
+  auto refused_for_budget = [](const protocol::ResultItem& item) {
+    return item.kind == protocol::ResultItem::Kind::Error && item.reject &&
+           item.reject->reason == Reason::TooManyExecutions;
+  };
+  CHECK(refused_for_budget(items[0]));                         // 5 executions > 3: undone
+  CHECK(items[1].kind == protocol::ResultItem::Kind::Opened);  // executes nothing: fine
+  CHECK(refused_for_budget(items[2]));                         // 1 > 0 left
+  CHECK(refused_for_budget(items[3]));                         // the look-ahead: 1 > 0 left
+  CHECK(admission.refused() == "0,2,3");
 }
