@@ -186,4 +186,7 @@ CREATE TABLE IF NOT EXISTS projection_position (
   seq       BIGINT NOT NULL
 );
 SELECT pg_temp.add_column_once('projection_position', 'epoch', 'BIGINT NOT NULL DEFAULT 0');
+-- The engine's next time priority as of `seq` (orders.priority; Effects::next_priority): a load
+-- continues the count where the live run was. 0: none stored yet (the order ids bound it then).
+SELECT pg_temp.add_column_once('projection_position', 'next_priority', 'BIGINT NOT NULL DEFAULT 0');
 INSERT INTO projection_position (seq) VALUES (0) ON CONFLICT DO NOTHING;

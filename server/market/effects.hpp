@@ -58,6 +58,10 @@ struct Effects {
   std::vector<PositionRow> positions;
   std::vector<OrderRow> orders;
   std::vector<ExecutionRow> executions;
+  // The engine's next time priority after these effects, when they placed or moved an order
+  // (0: unchanged). Stored with the projection's position so that a load continues the count
+  // exactly where the live run was (OrderRow::priority), as a replay from scratch does.
+  std::int64_t next_priority = 0;
 
   bool empty() const {
     return symbols.empty() && accounts.empty() && positions.empty() && orders.empty() &&

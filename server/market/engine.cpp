@@ -160,10 +160,11 @@ void Engine::load_execution(const ExecutionRow& row) {
   next_execution_id_ = std::max(next_execution_id_, row.id + 1);
 }
 
-void Engine::set_next_ids(OrderId next_order_id, std::int64_t next_execution_id) {
+void Engine::set_next_ids(OrderId next_order_id, std::int64_t next_execution_id,
+                          std::int64_t next_priority) {
   next_order_id_ = std::max(next_order_id_, next_order_id);
   next_execution_id_ = std::max(next_execution_id_, next_execution_id);
-  next_priority_ = std::max(next_priority_, next_order_id_);
+  next_priority_ = std::max({next_priority_, next_order_id_, next_priority});
 }
 
 std::vector<OrderId> Engine::closed_orders(const Effects& fx) {

@@ -110,12 +110,15 @@ class Engine {
   void load_order(const OrderRow& row);
   void load_execution(const ExecutionRow& row);
   void finish_loading();
-  void set_next_ids(OrderId next_order_id, std::int64_t next_execution_id);
+  // `next_priority`: Effects::next_priority as stored (0 when none was).
+  void set_next_ids(OrderId next_order_id, std::int64_t next_execution_id,
+                    std::int64_t next_priority = 0);
   // Forgets everything, the id counters too: a reload continues after the stored ids, as a
   // replay of the journal does (ids of failed requests were never shown).
   void clear();
 
   OrderId next_order_id() const { return next_order_id_; }
+  std::int64_t next_priority() const { return next_priority_; }
   // Orders in memory: open ones and closed ones not forgotten yet.
   std::size_t order_count() const { return orders_.size(); }
 

@@ -83,6 +83,7 @@ Engine::Placed Engine::place(const std::string& account, const std::string& symb
     return {Reject(Reason::TooManyExecutions)};
   }
   end_step();
+  fx.next_priority = next_priority_;
   return {std::nullopt, order.id, run.executions};
 }
 
@@ -287,6 +288,7 @@ std::optional<Reject> Engine::replace(const std::string& account, OrderId id, De
     return Reject(Reason::TooManyExecutions);
   }
   end_step();
+  fx.next_priority = next_priority_;
   executions = run.executions;
   return std::nullopt;
 }

@@ -83,7 +83,7 @@ void Database::reset() {
   bounded("resetting", timeout_ * 10, [&] {
     pqxx::work tx(*conn_);
     tx.exec("TRUNCATE executions, orders, positions, symbols, accounts, journal");
-    tx.exec("UPDATE projection_position SET seq = 0");
+    tx.exec("UPDATE projection_position SET seq = 0, next_priority = 0");
     tx.commit();
   });
 }
@@ -114,11 +114,12 @@ std::int64_t Database::load_unbounded(market::Engine& engine) {
   auto next = tx.exec1(
       "SELECT (SELECT coalesce(max(id), 0) + 1 FROM orders), "
       "       (SELECT coalesce(max(id), 0) + 1 FROM executions)");
-  engine.set_next_ids(next[0].as<std::int64_t>(), next[1].as<std::int64_t>());
-  auto position = tx.exec1("SELECT seq FROM projection_position")[0].as<std::int64_t>();
+  auto position = tx.exec1("SELECT seq, next_priority FROM projection_position");
+  engine.set_next_ids(next[0].as<std::int64_t>(), next[1].as<std::int64_t>(),
+                      position[1].as<std::int64_t>());
   tx.commit();
   engine.finish_loading();
-  return position;
+  return position[0].as<std::int64_t>();
 }
 
 std::vector<market::OrderRow> Database::order_rows(const std::vector<market::OrderId>& ids) {

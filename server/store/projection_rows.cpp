@@ -1,5 +1,6 @@
 #include "store/projection_rows.hpp"
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
 
@@ -38,6 +39,7 @@ void ProjectionRows::merge_rows(market::Effects&& fx) {
   for (auto& o : fx.orders) supersede(orders, std::move(o));
   executions.insert(executions.end(), std::make_move_iterator(fx.executions.begin()),
                     std::make_move_iterator(fx.executions.end()));
+  next_priority = std::max(next_priority, fx.next_priority);
 }
 
 void ProjectionRows::merge(ProjectionRows&& later) {
@@ -53,6 +55,7 @@ void ProjectionRows::merge(ProjectionRows&& later) {
   for (auto& [id, row] : theirs.orders) supersede(orders, std::move(row));
   executions.insert(executions.end(), std::make_move_iterator(theirs.executions.begin()),
                     std::make_move_iterator(theirs.executions.end()));
+  next_priority = std::max(next_priority, theirs.next_priority);
 }
 
 bool ProjectionRows::empty() const {

@@ -26,6 +26,7 @@ struct ProjectionRows {
   // The last row of each order, `revised` if any of its rows merged was (see OrderRow).
   std::unordered_map<market::OrderId, market::OrderRow> orders;
   std::vector<market::ExecutionRow> executions;
+  std::int64_t next_priority = 0;  // the largest Effects::next_priority merged
   // Rows as the requests produced them, before merging (DeferredEffects::rows()): what the
   // projection's lag is counted in.
   std::size_t rows = 0;

@@ -97,9 +97,10 @@ FROM unnest($1::bigint[], $2::numeric[], $3::numeric[], $4::numeric[], $5::bigin
 WHERE orders.id = r.id
 )SQL";
 
-// Moves the position, and says whether writer_epoch is still ours (see kFenceAndWhereTablesAre).
+// Moves the position (and the engine's next priority with it), and says whether writer_epoch
+// is still ours (see kFenceAndWhereTablesAre).
 const char* kMovePosition = R"SQL(
-UPDATE projection_position SET seq = $1
+UPDATE projection_position SET seq = $1, next_priority = greatest(next_priority, $3)
 WHERE EXISTS (SELECT FROM writer_epoch WHERE epoch = $2)
 )SQL";
 
@@ -331,7 +332,8 @@ void Database::project(const ProjectionRows& batch, std::int64_t through_seq, st
     }
   }
   const bool still_ours = bounded("moving the projection's position", timeout_, [&] {
-    return tx.exec_params0(kMovePosition, through_seq, epoch).affected_rows() == 1;
+    return tx.exec_params0(kMovePosition, through_seq, epoch, batch.next_priority)
+               .affected_rows() == 1;
   });
   if (!still_ours) {
     tx.abort();  // what the COPYs and statements wrote goes too

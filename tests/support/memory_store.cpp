@@ -138,7 +138,8 @@ class Reader final : public store::JournalFollower {
     };
     for (const auto& [id, e] : executions)
       if (open(e->buy_order) || open(e->sell_order)) engine.load_execution(*e);
-    engine.set_next_ids(last_order + 1, executions.empty() ? 1 : executions.rbegin()->first + 1);
+    engine.set_next_ids(last_order + 1, executions.empty() ? 1 : executions.rbegin()->first + 1,
+                        p.next_priority);
     engine.finish_loading();
     return db_.position;
   }

@@ -244,12 +244,16 @@ inline void check_loaded_priority_and_stops(store::Store& s, std::int64_t epoch)
   market::OrderRow waiting = contract_order(3, "1001", 10, 4, 10, 11);  // would be the best bid
   waiting.stop = Decimal::from_int(9);
   fx.orders.push_back(waiting);
+  // The live engine had given priorities up to 40 (to orders since closed): the count goes on
+  // from there after a load, not from the open orders' largest.
+  fx.next_priority = 41;
   store::ProjectionRows rows;
   rows.merge(std::move(fx));
   s.projection_writer({epoch})->write(rows, 1, nullptr);
 
   market::Engine engine;
   REQUIRE(s.state_reader()->load(engine) == 1);
+  CHECK(engine.next_priority() == 41);
   market::Effects sold;
   const auto placed = engine.place_order("1002", "X", Decimal::from_int(-5), Decimal::from_int(3),
                                          1700000001, sold);
@@ -257,6 +261,7 @@ inline void check_loaded_priority_and_stops(store::Store& s, std::int64_t epoch)
   REQUIRE(sold.executions.size() == 1);
   CHECK(sold.executions[0].buy_order == 2);
   CHECK(sold.executions[0].price == Decimal::from_int(3));
+  CHECK(sold.next_priority == 42);
 }
 
 }  // namespace test
