@@ -819,7 +819,8 @@ def settle(stack, seconds=180):
 FINAL_SQL = {
     "journal": "SELECT seq, at, request FROM journal ORDER BY seq",
     "orders": "SELECT id, account_id, symbol, amount::text, limit_price::text, open_amount::text, "
-              "created_at, canceled_at, execution_ids, stop_price::text FROM orders ORDER BY id",
+              "created_at, canceled_at, execution_ids, stop_price::text, coalesce(priority, id) AS priority "
+              "FROM orders ORDER BY id",
     "executions": "SELECT id, buy_order, sell_order, shares::text, price::text, executed_at "
                   "FROM executions ORDER BY id",
     "accounts": "SELECT id, balance::text, deposited::text FROM accounts ORDER BY id",

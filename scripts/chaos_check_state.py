@@ -3,7 +3,7 @@
   state-differs   the tables after the run differ from the state the engine's own rules reach
                   replaying the whole journal (replayed_state.json, exchange-replay
                   --final-state): an account, position, order or execution missing on one side
-                  or with another value (orders' stop_price too; not their priority)
+                  or with another value (orders' stop_price and priority too)
   query-differs   an order's <status> queried through the protocol after the run
                   (queries.json) differs from its row: open, waiting (a row with a stop price
                   and something open: <waiting shares stop>) or canceled shares, cancel time,
@@ -35,15 +35,15 @@ from chaos_check import (Anomaly, Context, Op, as_int, dec, describe, elements, 
 NO_SUCH_ORDER = "No such order"
 MAX_PER_KIND = 20  # anomalies of one kind listed one by one; the rest are counted
 
-# Each table's key and the fields compared: (name, is_number). Not orders.priority: a server
-# that restarted numbers priorities afresh from the orders it loads, a replay from scratch
-# does not, and only their order among open orders matters (the replies and fills show it).
+# Each table's key and the fields compared: (name, is_number). orders.priority too: a server
+# that restarted or took over counts priorities on from projection_position.next_priority, as
+# the live run and a replay from scratch do.
 STATE_TABLES = {
     "accounts": (("id",), (("balance", True), ("deposited", True))),
     "positions": (("account_id", "symbol"), (("amount", True), ("granted", True))),
     "orders": (("id",), (("account_id", False), ("symbol", False), ("amount", True),
                          ("limit_price", True), ("open_amount", True), ("created_at", True),
-                         ("canceled_at", True), ("stop_price", True))),
+                         ("canceled_at", True), ("stop_price", True), ("priority", True))),
     "executions": (("id",), (("buy_order", True), ("sell_order", True), ("shares", True),
                              ("price", True), ("executed_at", True))),
 }
